@@ -1,0 +1,26 @@
+/**
+ * `kpc compile`: the rules kube-proxy would program, on stdout or atomically into -o.
+ * Nothing is written unless everything compiled.
+ */
+
+import { emitIptables } from '../../emit/iptables/index.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { writeFileAtomic, type Io } from '../io.js';
+import { printDiagnostics, reportNotes } from '../report.js';
+import { compileInput, type CommonFlags } from '../pipeline.js';
+
+export interface CompileFlags extends CommonFlags {
+  standalone?: boolean;
+  output?: string;
+}
+
+export function runCompile(flags: CompileFlags, io: Io): number {
+  const compiled = compileInput(flags, io.readStdin);
+  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
+  reportNotes(io, compiled.loaded.notes);
+  if (compiled.settings.mode !== 'iptables') throw new UsageError('--proxy-mode ipvs is not implemented yet');
+  const chunks = emitIptables(compiled.ir, { standalone: flags.standalone ?? false });
+  if (flags.output !== undefined) writeFileAtomic(flags.output, chunks);
+  else io.stdout(chunks);
+  return EXIT.ok;
+}

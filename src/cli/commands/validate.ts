@@ -1,0 +1,18 @@
+/** `kpc validate`: read and validate the manifests; every problem on stderr; 0 valid, 2 invalid. */
+
+import { EXIT } from '../exit-codes.js';
+import type { Io } from '../io.js';
+import { printDiagnostics, reportNotes } from '../report.js';
+import { loadConfig, loadInput, type CommonFlags } from '../pipeline.js';
+
+export function runValidate(flags: CommonFlags, io: Io): number {
+  const { warnings: configWarnings } = loadConfig(flags.config);
+  const loaded = loadInput(flags, io.readStdin);
+  printDiagnostics(io, [...configWarnings, ...loaded.warnings]);
+  reportNotes(io, loaded.notes);
+  const counts = new Map<string, number>();
+  for (const { object } of loaded.objects) counts.set(object.kind, (counts.get(object.kind) ?? 0) + 1);
+  const summary = [...counts].map(([k, n]) => `${n} ${k}`).join(', ') || 'no objects';
+  io.stderr(`valid: ${summary}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,110 @@
+/**
+ * kpc's command line (cli.md is the contract). `main(argv, io)` returns the exit code;
+ * only bin/kpc.js touches the process.
+ */
+
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { printDiagnostics, reportNotes } from './report.js';
+import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
+import { EXIT, UsageError } from './exit-codes.js';
+import { InputErrors, type CommonFlags } from './pipeline.js';
+import type { Io } from './io.js';
+import { runCompile, type CompileFlags } from './commands/compile.js';
+import { runValidate } from './commands/validate.js';
+import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
+
+export function processIo(): Io {
+  return {
+    stdout: (chunks) => {
+      for (const c of chunks) process.stdout.write(c);
+    },
+    stderr: (text) => process.stderr.write(text),
+    stderrIsTTY: process.stderr.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
+    // Read fd 0 whole: kpc needs every document before it can write anything.
+    readStdin: () => readFileSync(0),
+  };
+}
+
+const EXAMPLES = `
+Examples:
+  # The rules kube-proxy would write on node-a, from a directory of manifests
+  kpc compile -f manifests/ -R --hostname-override node-a --cluster-cidr 10.244.0.0/16
+
+  # From a live cluster's objects, into a file (written atomically)
+  kubectl get svc,endpointslices,nodes -A -o yaml | kpc compile -f - --hostname-override node-a -o rules.txt
+
+  # A self-contained ruleset for a fresh network namespace
+  kpc compile -f manifests/ --standalone --hostname-override node-a | ip netns exec lab iptables-restore
+
+  # Check manifests the way the API server would
+  kpc validate -f manifests/ -R
+`;
+
+
+function commonCommand(program: Command, name: string, description: string): Command {
+  const cmd = program.command(name).description(description);
+  addInputOptions(cmd);
+  addNodeOptions(cmd);
+  addKnobOptions(cmd);
+  cmd.addOption(new Option('--ip-family <family>', 'which family\'s rules (kube-proxy runs one proxier per family)').choices(['ipv4', 'ipv6']).default('ipv4'));
+  return cmd;
+}
+
+function buildProgram(io: Io, setExit: (code: number) => void): Command {
+  const program = new Command('kpc');
+  program
+    .description('kpc, the kube-proxy compiler: what would kube-proxy program on this node?')
+    .version(`kpc ${KPC_VERSION} (reproduces kube-proxy ${KUBE_PROXY_VERSION})`, '--version')
+    .addHelpText('after', EXAMPLES)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout([s]), writeErr: (s) => io.stderr(s) });
+
+  commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
+    .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
+    .option('-o, --output <path>', 'write to PATH atomically instead of stdout')
+    .addHelpText('after', EXAMPLES)
+    .exitOverride()
+    .action((flags: CompileFlags) => setExit(runCompile(flags, io)));
+
+  commonCommand(program, 'validate', 'read and validate the manifests; print every problem')
+    .addHelpText('after', EXAMPLES)
+    .exitOverride()
+    .action((flags: CommonFlags) => setExit(runValidate(flags, io)));
+
+  return program;
+}
+
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(io, (c) => (code = c));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (e) {
+    return handleError(e, io);
+  }
+}
+
+export function handleError(e: unknown, io: Io): number {
+  if (e instanceof CommanderError) {
+    // --help and --version end here too, successfully.
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+    return EXIT.badInput;
+  }
+  if (e instanceof InputErrors) {
+    printDiagnostics(io, [...e.warnings, ...e.diagnostics]);
+    reportNotes(io, e.notes);
+    io.stderr(`error: ${e.diagnostics.length} problem(s) in the input; nothing was written\n`);
+    return EXIT.badInput;
+  }
+  if (e instanceof UsageError) {
+    io.stderr(`error: ${e.message}\n`);
+    return EXIT.badInput;
+  }
+  const err = e as Error;
+  io.stderr(`internal error: ${err?.stack ?? String(e)}\nThis is a bug in kpc; nothing was written.\n`);
+  return EXIT.internal;
+}
+

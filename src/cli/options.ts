@@ -1,0 +1,64 @@
+/**
+ * The flags every command shares (cli.md): input, node, kube-proxy knobs, host capabilities.
+ * Names follow kube-proxy's own flags so they can be copied from a node's command line.
+ */
+
+import { Command, InvalidArgumentError, Option } from 'commander';
+
+/** Go's strconv.ParseBool, which kube-proxy's `--flag=true|false` uses. */
+export function parseBool(text: string): boolean {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
+  throw new InvalidArgumentError(`"${text}" is not a boolean (true or false)`);
+}
+
+function parseIntArg(text: string): number {
+  if (!/^-?\d+$/.test(text)) throw new InvalidArgumentError(`"${text}" is not an integer`);
+  return Number(text);
+}
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** `--flag`, `--flag=true|false` (kube-proxy style) and, with `negatable`, `--no-flag`. */
+function boolOption(cmd: Command, name: string, help: string, negatable = false): void {
+  cmd.addOption(new Option(`--${name} [bool]`, help).argParser(parseBool).preset(true));
+  if (negatable) cmd.addOption(new Option(`--no-${name}`, `the opposite of --${name}`));
+}
+
+export function addInputOptions(cmd: Command): Command {
+  cmd
+    .option('-f, --filename <path>', 'a manifest file, a directory, or - for stdin (repeatable)', collect)
+    .option('-R, --recursive', 'recurse into directories given with -f')
+    .option('-n, --namespace <ns>', 'namespace for objects that name none (as kubectl\'s context namespace)', 'default')
+    .option('--config <file>', 'a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); flags override it')
+    .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn; clusters before v1.36) or strict').choices(['legacy', 'strict']).default('legacy'))
+    .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767');
+  return cmd;
+}
+
+export function addNodeOptions(cmd: Command): Command {
+  cmd
+    .option('--hostname-override <name>', 'the node to compile for (default: the config\'s hostnameOverride, else the only Node in the input)')
+    .option('--node-ip <ip>', 'a node address (repeatable; default: the Node\'s InternalIP then ExternalIP addresses)', collect);
+  return cmd;
+}
+
+export function addKnobOptions(cmd: Command): Command {
+  cmd
+    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables)').choices(['iptables', 'ipvs']))
+    .option('--cluster-cidr <cidrs>', 'the cluster\'s pod CIDR(s), comma-separated (for --detect-local-mode ClusterCIDR)')
+    .addOption(new Option('--detect-local-mode <mode>', 'how pod traffic is recognised (default ClusterCIDR)').choices(['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix']))
+    .option('--pod-bridge-interface <name>', 'the bridge for --detect-local-mode BridgeInterface')
+    .option('--pod-interface-name-prefix <prefix>', 'the interface prefix for --detect-local-mode InterfaceNamePrefix');
+  boolOption(cmd, 'masquerade-all', 'SNAT all traffic to cluster IPs');
+  cmd.addOption(new Option('--iptables-masquerade-bit <n>', 'the fwmark bit for SNAT (default 14)').argParser(parseIntArg));
+  boolOption(cmd, 'iptables-localhost-nodeports', 'allow node ports on 127.0.0.1 (default true)');
+  cmd
+    .option('--nodeport-addresses <list>', 'CIDRs node ports are served on, comma-separated, or "primary" (default: all)')
+    .option('--ipvs-scheduler <name>', 'IPVS scheduler (default rr)')
+    .option('--feature-gates <gates>', 'kube-proxy feature gates, e.g. PreferSameTrafficDistribution=false');
+  boolOption(cmd, 'conntrack-tcp-be-liberal', 'nf_conntrack_tcp_be_liberal is set on the node (no INVALID drop rule)');
+  boolOption(cmd, 'masquerade-random-fully', 'iptables supports MASQUERADE --random-fully (default true)', true);
+  boolOption(cmd, 'nfacct', 'the nfacct counters exist on the node (default false)', true);
+  return cmd;
+}

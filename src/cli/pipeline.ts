@@ -1,0 +1,150 @@
+/**
+ * What every command does first: read the configuration and the manifests, resolve the
+ * settings, and build the IR for the requested family. Errors come back as diagnostics,
+ * never as half a result.
+ */
+
+import { readFileSync } from 'node:fs';
+import type { Diagnostic } from '../parser/diagnostics.js';
+import { readDocuments } from '../parser/documents.js';
+import { decodeText, InputFileError } from '../parser/input-files.js';
+import { loadObjects, type LoadedObject } from '../parser/load.js';
+import { decodeProxyConfig } from '../parser/k8s/proxy-config.js';
+import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
+import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
+import { buildIR } from '../ir/build.js';
+import { contextFor } from '../ir/context.js';
+import type { ProxyIR } from '../ir/model.js';
+import type { IPFamily } from '../net/ip.js';
+import { UsageError } from './exit-codes.js';
+import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
+
+/** The flags of the input/node/knob groups, as commander gives them. */
+export interface CommonFlags extends KnobFlags {
+  filename?: string[];
+  recursive?: boolean;
+  namespace: string;
+  config?: string;
+  ipValidation: 'legacy' | 'strict';
+  serviceNodePortRange: string;
+  ipFamily?: string;
+}
+
+export interface Loaded {
+  objects: LoadedObject[];
+  warnings: Diagnostic[];
+  notes: string[];
+}
+
+export class InputErrors extends Error {
+  constructor(readonly diagnostics: Diagnostic[], readonly warnings: Diagnostic[] = [], readonly notes: string[] = []) {
+    super(`${diagnostics.length} problem(s) in the input`);
+    this.name = 'InputErrors';
+  }
+}
+
+function parseNodePortRange(text: string): { min: number; max: number } {
+  const m = /^(\d+)-(\d+)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
+  const min = Number(m[1]);
+  const max = Number(m[2]);
+  if (min < 1 || max > 65535 || min > max) throw new UsageError(`--service-node-port-range: "${text}" must be within 1-65535, low-high`);
+  return { min, max };
+}
+
+export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array): Loaded {
+  const paths = flags.filename ?? [];
+  if (paths.length === 0) throw new UsageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
+  const result = loadObjects({
+    paths,
+    recursive: flags.recursive ?? false,
+    defaultNamespace: flags.namespace,
+    readStdin,
+    maxErrors: 100,
+    ipValidation: flags.ipValidation,
+    nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
+  });
+  if (result.errors.length > 0) throw new InputErrors(result.errors, result.warnings, result.notes);
+  return { objects: result.objects, warnings: result.warnings, notes: result.notes };
+}
+
+export function loadConfig(path: string | undefined): { config: ProxyConfigFile; warnings: Diagnostic[] } {
+  if (path === undefined) return { config: {}, warnings: [] };
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new UsageError(`--config ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  let read;
+  try {
+    read = readDocuments(decodeText(path, bytes));
+  } catch (e) {
+    if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
+    throw e;
+  }
+  if (read.diagnostics.length > 0) throw new InputErrors(read.diagnostics);
+  const doc = read.objects[0];
+  if (!doc || read.objects.length !== 1) throw new UsageError(`--config ${path}: expected exactly one KubeProxyConfiguration document`);
+  const decoded = decodeProxyConfig(doc.value);
+  const locate = (e: { path: ReadonlyArray<string | number | { key: string }>; message: string; severity: 'error' | 'warning' }): Diagnostic => {
+    const { line, column } = doc.origin.locate(e.path);
+    const p = e.path.map((x) => (typeof x === 'number' ? `[${x}]` : typeof x === 'object' ? `[${x.key}]` : `.${x}`)).join('').replace(/^\./, '');
+    return { file: path, line, column, path: p, message: e.message, severity: e.severity };
+  };
+  if (decoded.status !== 'ok') throw new InputErrors(decoded.errors.map(locate), decoded.warnings.map(locate));
+  return { config: decoded.config as ProxyConfigFile, warnings: decoded.warnings.map(locate) };
+}
+
+export interface Compiled {
+  settings: ResolvedSettings;
+  family: IPFamily;
+  ir: ProxyIR;
+  loaded: Loaded;
+  configWarnings: Diagnostic[];
+}
+
+/** Sort the loaded objects by kind, converting legacy Endpoints to slices. */
+export function partitionObjects(objects: readonly LoadedObject[]): { services: Service[]; slices: EndpointSlice[]; nodes: Node[] } {
+  const services: Service[] = [];
+  const slices: EndpointSlice[] = [];
+  const nodes: Node[] = [];
+  const legacy: Endpoints[] = [];
+  for (const { object } of objects) {
+    switch (object.kind) {
+      case 'Service':
+        services.push(object);
+        break;
+      case 'EndpointSlice':
+        slices.push(object);
+        break;
+      case 'Endpoints':
+        legacy.push(object);
+        break;
+      case 'Node':
+        nodes.push(object);
+        break;
+    }
+  }
+  // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
+  // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
+  // EndpointSlice at all, so manifests that carry both are not counted twice.
+  const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels['kubernetes.io/service-name'] ?? ''}`));
+  const serviceByKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  for (const ep of legacy) {
+    const key = `${ep.metadata.namespace}/${ep.metadata.name}`;
+    if (withSlices.has(key)) continue;
+    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
+  }
+  return { services, slices, nodes };
+}
+
+export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array): Compiled {
+  const { config, warnings: configWarnings } = loadConfig(flags.config);
+  const loaded = loadInput(flags, readStdin);
+  const { services, slices, nodes } = partitionObjects(loaded.objects);
+  const settings = resolveSettings(flags, config, nodes);
+  const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
+  const ir = buildIR({ services, slices }, contextFor(settings.proxy, family));
+  return { settings, family, ir, loaded, configWarnings };
+}

@@ -1,0 +1,136 @@
+/**
+ * Resolve what kube-proxy would run with: flags, then the KubeProxyConfiguration, then
+ * kube-proxy's defaults; node facts from flags or the Node object in the input.
+ */
+
+import type { DetectLocalMode, ProxySettings } from '../ir/context.js';
+import type { Node } from '../parser/k8s/types.js';
+import { canonicalCIDR, canonicalIP } from '../net/ip.js';
+import { UsageError } from './exit-codes.js';
+
+/** The flags a command was given (undefined = not given). */
+export interface KnobFlags {
+  hostnameOverride?: string;
+  nodeIp?: string[];
+  proxyMode?: string;
+  clusterCidr?: string;
+  detectLocalMode?: string;
+  podBridgeInterface?: string;
+  podInterfaceNamePrefix?: string;
+  masqueradeAll?: boolean;
+  iptablesMasqueradeBit?: number;
+  iptablesLocalhostNodeports?: boolean;
+  nodeportAddresses?: string;
+  ipvsScheduler?: string;
+  conntrackTcpBeLiberal?: boolean;
+  masqueradeRandomFully?: boolean;
+  nfacct?: boolean;
+  featureGates?: string;
+}
+
+/** The part of a KubeProxyConfiguration kpc reads (field names as in v1alpha1). */
+export interface ProxyConfigFile {
+  hostnameOverride?: string;
+  clusterCIDR?: string;
+  mode?: string;
+  detectLocalMode?: string;
+  detectLocal?: { bridgeInterface?: string; interfaceNamePrefix?: string };
+  nodePortAddresses?: string[];
+  iptables?: { masqueradeAll?: boolean; masqueradeBit?: number; localhostNodePorts?: boolean };
+  linux?: { masqueradeAll?: boolean };
+  ipvs?: { scheduler?: string };
+  conntrack?: { tcpBeLiberal?: boolean };
+  featureGates?: Record<string, boolean>;
+}
+
+export type ProxyMode = 'iptables' | 'ipvs';
+
+export interface ResolvedSettings {
+  mode: ProxyMode;
+  proxy: ProxySettings;
+}
+
+const DETECT_LOCAL_MODES: readonly DetectLocalMode[] = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix'];
+
+/** kube-proxy's `--feature-gates A=true,B=false`. */
+export function parseFeatureGates(text: string): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
+    if (!m) throw new UsageError(`--feature-gates: "${part}" is not NAME=true|false`);
+    out[m[1]!] = m[2] === 'true';
+  }
+  return out;
+}
+
+function chooseNode(nodes: readonly Node[], name: string | undefined): { name: string; node: Node | undefined } {
+  if (name !== undefined && name !== '') return { name, node: nodes.find((n) => n.metadata.name === name) };
+  if (nodes.length === 1) return { name: nodes[0]!.metadata.name, node: nodes[0] };
+  if (nodes.length === 0) {
+    throw new UsageError('which node? pass --hostname-override NAME (or set hostnameOverride in --config, or include the Node object)');
+  }
+  throw new UsageError(`which node? the input has ${nodes.length} Nodes (${nodes.map((n) => n.metadata.name).slice(0, 5).join(', ')}${nodes.length > 5 ? ', ...' : ''}); pass --hostname-override NAME`);
+}
+
+/** InternalIP addresses first, then ExternalIP; per family the first one is the primary. */
+function nodeAddresses(node: Node | undefined): string[] {
+  if (!node) return [];
+  const pick = (type: string) => node.status.addresses.filter((a) => a.type === type).map((a) => a.address);
+  return [...pick('InternalIP'), ...pick('ExternalIP')];
+}
+
+function checkedCIDRList(flag: string, text: string): string[] {
+  const list = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const c of list) if (canonicalCIDR(c) === undefined) throw new UsageError(`${flag}: "${c}" is not a CIDR`);
+  return list;
+}
+
+export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes: readonly Node[]): ResolvedSettings {
+  const mode = flags.proxyMode ?? config.mode ?? 'iptables';
+  if (mode !== 'iptables' && mode !== 'ipvs') throw new UsageError(`--proxy-mode: "${mode}" is not supported; kpc compiles iptables and ipvs`);
+
+  // kube-proxy trims and lower-cases the hostname it is given (nodeutil.GetHostname).
+  const override = flags.hostnameOverride ?? config.hostnameOverride;
+  const { name, node } = chooseNode(nodes, override === undefined ? undefined : override.trim().toLowerCase());
+  const nodeIPs = flags.nodeIp ?? nodeAddresses(node);
+  for (const ip of nodeIPs) if (canonicalIP(ip) === undefined) throw new UsageError(`--node-ip: "${ip}" is not an IP address`);
+
+  const detectLocalMode = (flags.detectLocalMode ?? (config.detectLocalMode || undefined) ?? 'ClusterCIDR') as DetectLocalMode;
+  if (!DETECT_LOCAL_MODES.includes(detectLocalMode)) {
+    throw new UsageError(`--detect-local-mode: "${detectLocalMode}" is not one of ${DETECT_LOCAL_MODES.join(', ')}`);
+  }
+  const masqueradeBit = flags.iptablesMasqueradeBit ?? config.iptables?.masqueradeBit ?? 14;
+  if (!Number.isInteger(masqueradeBit) || masqueradeBit < 0 || masqueradeBit > 31) throw new UsageError(`--iptables-masquerade-bit: ${masqueradeBit} is not between 0 and 31`);
+
+  const nodePortText = flags.nodeportAddresses;
+  const nodePortAddresses = nodePortText !== undefined ? nodePortText.split(',').map((s) => s.trim()).filter((s) => s !== '') : config.nodePortAddresses ?? [];
+  if (!(nodePortAddresses.length === 1 && nodePortAddresses[0] === 'primary')) checkedCIDRList('--nodeport-addresses', nodePortAddresses.join(','));
+
+  const gates = { ...(config.featureGates ?? {}), ...(flags.featureGates ? parseFeatureGates(flags.featureGates) : {}) };
+  const proxy: ProxySettings = {
+    nodeName: name,
+    nodeIPs,
+    nodeZone: node?.metadata.labels['topology.kubernetes.io/zone'] ?? '',
+    podCIDRs: node ? (node.spec.podCIDRs.length > 0 ? node.spec.podCIDRs : node.spec.podCIDR ? [node.spec.podCIDR] : []) : [],
+    clusterCIDRs: checkedCIDRList('--cluster-cidr', flags.clusterCidr ?? config.clusterCIDR ?? ''),
+    detectLocalMode,
+    bridgeInterface: flags.podBridgeInterface ?? config.detectLocal?.bridgeInterface ?? '',
+    interfaceNamePrefix: flags.podInterfaceNamePrefix ?? config.detectLocal?.interfaceNamePrefix ?? '',
+    // masqueradeAll moved from iptables to linux in newer configurations; either counts.
+    masqueradeAll: flags.masqueradeAll ?? config.linux?.masqueradeAll ?? config.iptables?.masqueradeAll ?? false,
+    masqueradeBit,
+    localhostNodePorts: flags.iptablesLocalhostNodeports ?? config.iptables?.localhostNodePorts ?? true,
+    nodePortAddresses,
+    randomFully: flags.masqueradeRandomFully ?? true,
+    nfacct: flags.nfacct ?? false,
+    tcpBeLiberal: flags.conntrackTcpBeLiberal ?? config.conntrack?.tcpBeLiberal ?? false,
+    preferSameTrafficDistribution: gates['PreferSameTrafficDistribution'] ?? true,
+    ipvsScheduler: flags.ipvsScheduler ?? (config.ipvs?.scheduler || undefined) ?? 'rr',
+  };
+  for (const [flag, value] of [['--pod-bridge-interface', proxy.bridgeInterface], ['--pod-interface-name-prefix', proxy.interfaceNamePrefix]] as const) {
+    if (value !== '' && !/^[A-Za-z0-9_.@-]{1,15}$/.test(value)) throw new UsageError(`${flag}: "${value}" is not an interface name`);
+  }
+  if (proxy.detectLocalMode === 'BridgeInterface' && proxy.bridgeInterface === '') throw new UsageError('--detect-local-mode BridgeInterface needs --pod-bridge-interface');
+  if (proxy.detectLocalMode === 'InterfaceNamePrefix' && proxy.interfaceNamePrefix === '') throw new UsageError('--detect-local-mode InterfaceNamePrefix needs --pod-interface-name-prefix');
+  return { mode, proxy };
+}

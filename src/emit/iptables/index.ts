@@ -1,0 +1,66 @@
+/**
+ * iptables mode: the IR in, kube-proxy's iptables-restore input out (a full sync).
+ * A pure function: same IR, same bytes.
+ */
+
+import type { ProxyIR } from '../../ir/model.js';
+import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
+import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
+import { renderRuleset } from './render.js';
+import { newRuleset, type Ruleset } from './ruleset.js';
+import { planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
+import { writeStandaloneJumps } from './standalone.js';
+
+export interface IptablesOptions {
+  /** Also write the jumps from the built-in chains (for a fresh node or namespace). */
+  standalone: boolean;
+}
+
+/** kube-proxy switches to "large cluster mode" above this many endpoints. */
+export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
+
+export function isLargeCluster(ir: ProxyIR): boolean {
+  let total = 0;
+  for (const sp of ir.servicePorts) total += sp.endpoints.length;
+  return total > LARGE_CLUSTER_ENDPOINTS_THRESHOLD;
+}
+
+/**
+ * The node's addresses that node ports are served on when --nodeport-addresses is set:
+ * its addresses (plus loopback) inside those CIDRs, sorted (kube-proxy: map order).
+ */
+export function nodePortIPs(ir: ProxyIR): string[] {
+  const cidrs = ir.knobs.nodePortAddresses.map((c) => parseCIDR(c)!.cidr);
+  const candidates = [...ir.node.ips, ir.family === 'IPv4' ? '127.0.0.1' : '::1'];
+  const out = new Set<string>();
+  for (const text of candidates) {
+    const ip = parseIP(text)!.ip;
+    if (!cidrs.some((c) => cidrContains(c, ip))) continue;
+    // Localhost node ports never work on IPv6, and on IPv4 only when enabled.
+    if (isLoopback(ip) && (ir.family === 'IPv6' || !ir.knobs.localhostNodePorts)) continue;
+    out.add(formatIP(ip));
+  }
+  return [...out].sort();
+}
+
+export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
+  const rs = newRuleset();
+  const nodeIP = ir.node.ips[0];
+  const nodeIPParsed = nodeIP !== undefined ? parseIP(nodeIP)?.ip : undefined;
+  const ctx: SyncContext = {
+    ir,
+    largeClusterMode: isLargeCluster(ir),
+    nodeIP,
+    rangeContainsNodeIP: (cidr) => nodeIPParsed !== undefined && cidrContains(parseCIDR(cidr)!.cidr, nodeIPParsed),
+  };
+  writeFixedHead(rs, ir);
+  for (const sp of ir.servicePorts) writeServicePort(rs, planServicePort(sp, ctx), ctx);
+  writeFixedTail(rs, ir, nodePortIPs(ir));
+  if (options.standalone) writeStandaloneJumps(rs);
+  return rs;
+}
+
+/** The restore input as text chunks (concatenate for the whole file). */
+export function emitIptables(ir: ProxyIR, options: IptablesOptions): string[] {
+  return renderRuleset(buildRuleset(ir, options));
+}

@@ -1,0 +1,260 @@
+/**
+ * The rules of one service port: kube-proxy's per-service loop body in syncProxyRules
+ * (pkg/proxy/iptables/proxier.go), cut into the steps it takes.
+ *
+ *   KUBE-SERVICES ─ cluster IP ─▶ KUBE-SVC-X / KUBE-SVL-X ─▶ KUBE-SEP-Y (DNAT)
+ *                 ─ external IP ─▶ KUBE-EXT-X ─▶ SVC or SVL
+ *                 ─ LB IP ──────▶ KUBE-FW-X (source ranges) ─▶ KUBE-EXT-X
+ *   KUBE-NODEPORTS ─ node port ─▶ KUBE-EXT-X
+ *   filter: REJECT/DROP for ports with no (local) endpoints, FW drops, health-check ACCEPT.
+ */
+
+import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
+import { categorizeEndpoints } from '../../ir/topology.js';
+import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '../../ir/service-port.js';
+import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
+import { probability } from './probability.js';
+import { bareComment, quotedComment } from './safe-text.js';
+import type { Ruleset } from './ruleset.js';
+import { detectorIfLocal, detectorIfNotLocal } from './local-detector.js';
+
+export const KUBE_SERVICES = 'KUBE-SERVICES';
+export const KUBE_EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
+export const KUBE_NODEPORTS = 'KUBE-NODEPORTS';
+export const KUBE_PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
+export const KUBE_MARK_MASQ = 'KUBE-MARK-MASQ';
+
+/** Per-sync facts every service port's rules depend on. */
+export interface SyncContext {
+  ir: ProxyIR;
+  /** More than 1000 endpoints in all: SEP and dispatch rules lose their comments. */
+  largeClusterMode: boolean;
+  /** The node's IP of this family, for the LB-from-node check; undefined when none. */
+  nodeIP: string | undefined;
+  /** Answers "does this source range contain the node IP?" (kept out of the emitter's parsing). */
+  rangeContainsNodeIP: (cidr: string) => boolean;
+}
+
+/** What the service loop decided for one port (the variables at the top of kube-proxy's loop). */
+interface PortPlan {
+  sp: ServicePort;
+  chains: ServicePortChains;
+  proto: string;
+  clusterEndpoints: Endpoint[];
+  localEndpoints: Endpoint[];
+  allReachable: Endpoint[];
+  hasEndpoints: boolean;
+  internalChain: string;
+  hasInternalEndpoints: boolean;
+  externalPolicyChain: string;
+  hasExternalEndpoints: boolean;
+  usesExternalChain: boolean;
+  usesFWChain: boolean;
+  usesClusterChain: boolean;
+  usesLocalChain: boolean;
+  /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
+  internalFilter: { target: string; comment: string };
+  externalFilter: { target: string; comment: string };
+}
+
+export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
+  const chains = servicePortChains(sp.spn, sp.protocol);
+  const cat = categorizeEndpoints(sp, ctx.ir.node, ctx.ir.knobs.nodeHints);
+  const hasEndpoints = cat.hasAnyEndpoints;
+  const usesClusterChain = cat.clusterEndpoints.length > 0 && usesClusterEndpoints(sp);
+  const usesLocalChain = cat.localEndpoints.length > 0 && usesLocalEndpoints(sp);
+  const noLocal = cat.localEndpoints.length === 0;
+  const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
+  const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
+  const noEndpoints = { target: 'REJECT', comment: quotedComment(`${sp.spn} has no endpoints`) };
+  const noLocalEndpoints = { target: 'DROP', comment: quotedComment(`${sp.spn} has no local endpoints`) };
+  return {
+    sp,
+    chains,
+    proto: sp.protocol.toLowerCase(),
+    clusterEndpoints: cat.clusterEndpoints,
+    localEndpoints: cat.localEndpoints,
+    allReachable: cat.allReachableEndpoints,
+    hasEndpoints,
+    internalChain: sp.internalPolicyLocal ? chains.svl : chains.svc,
+    hasInternalEndpoints,
+    externalPolicyChain: sp.externalPolicyLocal ? chains.svl : chains.svc,
+    hasExternalEndpoints,
+    usesExternalChain: hasEndpoints && externallyAccessible(sp),
+    usesFWChain: hasEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
+    usesClusterChain,
+    usesLocalChain,
+    internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
+    externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
+  };
+}
+
+/** Write every rule of one service port, in kube-proxy's order. */
+export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext): void {
+  writeClusterIPCapture(rs, plan);
+  writeExternalIPCaptures(rs, plan);
+  writeLoadBalancerCaptures(rs, plan);
+  writeNodePortCapture(rs, plan, ctx);
+  writeHealthCheckNodePort(rs, plan);
+  // kube-proxy's partial-sync cut point: what follows lives in the service's own chains.
+  writeInternalMasquerade(rs, plan, ctx);
+  writeExternalChain(rs, plan, ctx);
+  writeFirewallChain(rs, plan, ctx);
+  if (plan.usesClusterChain) writeDispatchChain(rs, plan, plan.chains.svc, plan.clusterEndpoints, ctx);
+  if (plan.usesLocalChain) writeDispatchChain(rs, plan, plan.chains.svl, plan.localEndpoints, ctx);
+  for (const ep of plan.allReachable) writeEndpointChain(rs, plan, ep, ctx);
+}
+
+/** `-m tcp -p tcp -d IP --dport N` */
+function destination(plan: PortPlan, ip: string, port: number): string {
+  return `-m ${plan.proto} -p ${plan.proto} -d ${ip} --dport ${port}`;
+}
+
+function writeClusterIPCapture(rs: Ruleset, p: PortPlan): void {
+  const { sp } = p;
+  if (p.hasInternalEndpoints) {
+    rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} cluster IP`)} ${destination(p, sp.clusterIP, sp.port)} -j ${p.internalChain}`);
+  } else {
+    rs.filter.append(KUBE_SERVICES, `-m comment --comment ${p.internalFilter.comment} ${destination(p, sp.clusterIP, sp.port)} -j ${p.internalFilter.target}`);
+  }
+}
+
+function writeExternalIPCaptures(rs: Ruleset, p: PortPlan): void {
+  const { sp } = p;
+  for (const ip of sp.externalIPs) {
+    if (p.hasEndpoints) {
+      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} external IP`)} ${destination(p, ip, sp.port)} -j ${p.chains.ext}`);
+    }
+    if (!p.hasExternalEndpoints) {
+      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} ${destination(p, ip, sp.port)} -j ${p.externalFilter.target}`);
+    }
+  }
+}
+
+function writeLoadBalancerCaptures(rs: Ruleset, p: PortPlan): void {
+  const { sp } = p;
+  const lbTarget = p.usesFWChain ? p.chains.fw : p.chains.ext;
+  for (const ip of sp.loadBalancerVIPs) {
+    if (p.hasEndpoints) {
+      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)} ${destination(p, ip, sp.port)} -j ${lbTarget}`);
+    }
+    if (p.usesFWChain) {
+      rs.filter.append(KUBE_PROXY_FIREWALL, `-m comment --comment ${quotedComment(`${sp.spn} traffic not accepted by ${p.chains.fw}`)} ${destination(p, ip, sp.port)} -j DROP`);
+    }
+  }
+  if (!p.hasExternalEndpoints) {
+    for (const ip of sp.loadBalancerVIPs) {
+      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} ${destination(p, ip, sp.port)} -j ${p.externalFilter.target}`);
+    }
+  }
+}
+
+function writeNodePortCapture(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
+  const { sp } = p;
+  if (sp.nodePort === 0) return;
+  const comment = `-m comment --comment ${bareComment(sp.spn)}`;
+  const proto = `-m ${p.proto} -p ${p.proto}`;
+  if (p.hasEndpoints) {
+    // Node ports are not subject to loadBalancerSourceRanges: always the EXT chain.
+    const knobs = ctx.ir.knobs;
+    if (knobs.localhostNodePorts && ctx.ir.family === 'IPv4' && knobs.nfacct) {
+      rs.nat.append(KUBE_NODEPORTS, `${comment} ${proto} -d 127.0.0.0/8 --dport ${sp.nodePort} -m nfacct --nfacct-name localhost_nps_accepted_pkts -j ${p.chains.ext}`);
+    }
+    rs.nat.append(KUBE_NODEPORTS, `${comment} ${proto} --dport ${sp.nodePort} -j ${p.chains.ext}`);
+  }
+  if (!p.hasExternalEndpoints) {
+    rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} -m addrtype --dst-type LOCAL ${proto} --dport ${sp.nodePort} -j ${p.externalFilter.target}`);
+  }
+}
+
+function writeHealthCheckNodePort(rs: Ruleset, p: PortPlan): void {
+  const { sp } = p;
+  if (sp.healthCheckNodePort === 0) return;
+  // Accepted whether or not this node has local endpoints: the health check answers either way.
+  rs.filter.append(KUBE_NODEPORTS, `-m comment --comment ${quotedComment(`${sp.spn} health check node port`)} -m tcp -p tcp --dport ${sp.healthCheckNodePort} -j ACCEPT`);
+}
+
+function writeInternalMasquerade(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
+  if (!p.hasInternalEndpoints) return;
+  const { sp } = p;
+  const match = `-m comment --comment ${quotedComment(`${sp.spn} cluster IP`)} ${destination(p, sp.clusterIP, sp.port)}`;
+  const { masqueradeAll, localDetector } = ctx.ir.knobs;
+  // The rule lands in the internal policy chain; that chain is declared below only if it has
+  // endpoints, and hasInternalEndpoints guarantees that it does.
+  if (masqueradeAll) {
+    rs.nat.declare(p.internalChain);
+    rs.nat.append(p.internalChain, `${match} -j ${KUBE_MARK_MASQ}`);
+  } else if (localDetector) {
+    rs.nat.declare(p.internalChain);
+    rs.nat.append(p.internalChain, `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
+  }
+}
+
+function writeExternalChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
+  if (!p.usesExternalChain) return;
+  const { sp } = p;
+  const ext = p.chains.ext;
+  rs.nat.declare(ext);
+  if (!sp.externalPolicyLocal) {
+    // Endpoints may be on other nodes: masquerade so replies come back through this node.
+    rs.nat.append(ext, `-m comment --comment ${quotedComment(`masquerade traffic for ${sp.spn} external destinations`)} -j ${KUBE_MARK_MASQ}`);
+  } else {
+    const detector = ctx.ir.knobs.localDetector;
+    if (detector) {
+      // Pod traffic to an external address acts as if it went out to the LB and came back.
+      rs.nat.append(ext, `-m comment --comment ${quotedComment(`pod traffic for ${sp.spn} external destinations`)} ${detectorIfLocal(detector)} -j ${p.chains.svc}`);
+    }
+    rs.nat.append(ext, `-m comment --comment ${quotedComment(`masquerade LOCAL traffic for ${sp.spn} external destinations`)} -m addrtype --src-type LOCAL -j ${KUBE_MARK_MASQ}`);
+    rs.nat.append(ext, `-m comment --comment ${quotedComment(`route LOCAL traffic for ${sp.spn} external destinations`)} -m addrtype --src-type LOCAL -j ${p.chains.svc}`);
+  }
+  if (p.hasExternalEndpoints) rs.nat.append(ext, `-j ${p.externalPolicyChain}`);
+}
+
+function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
+  if (!p.usesFWChain) return;
+  const { sp } = p;
+  const fw = p.chains.fw;
+  rs.nat.declare(fw);
+  const head = `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)}`;
+  let allowFromNode = false;
+  for (const cidr of sp.loadBalancerSourceRanges) {
+    rs.nat.append(fw, `${head} -s ${cidr} -j ${p.chains.ext}`);
+    if (ctx.rangeContainsNodeIP(cidr)) allowFromNode = true;
+  }
+  // A VIP bound locally makes the node's own requests arrive with the VIP as source.
+  if (allowFromNode) {
+    for (const ip of sp.loadBalancerVIPs) rs.nat.append(fw, `${head} -s ${ip} -j ${p.chains.ext}`);
+  }
+  // No target: whatever reaches the end is dropped by KUBE-PROXY-FIREWALL in filter.
+  rs.nat.append(fw, `-m comment --comment ${quotedComment(`other traffic to ${sp.spn} will be dropped by KUBE-PROXY-FIREWALL`)}`);
+}
+
+/** KUBE-SVC-X or KUBE-SVL-X: affinity checks, then a random pick over the endpoints. */
+function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
+  const { sp } = p;
+  rs.nat.declare(chain);
+  const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
+  if (sp.stickySeconds !== undefined) {
+    for (const ep of endpoints) {
+      const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+      rs.nat.append(chain, `${withComment(ep)}-m recent --name ${sep} --rcheck --seconds ${sp.stickySeconds} --reap -j ${sep}`);
+    }
+  }
+  const n = endpoints.length;
+  endpoints.forEach((ep, i) => {
+    const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+    if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}-m statistic --mode random --probability ${probability(n - i)} -j ${sep}`);
+    else rs.nat.append(chain, `${withComment(ep)}-j ${sep}`);
+  });
+}
+
+/** KUBE-SEP-Y: mark hairpin traffic for masquerade, then DNAT to the endpoint. */
+function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, ctx: SyncContext): void {
+  const { sp } = p;
+  const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+  rs.nat.declare(sep);
+  const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;
+  rs.nat.append(sep, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+  const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
+  rs.nat.append(sep, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
+}

@@ -1,0 +1,206 @@
+/**
+ * Build the IR for one node and one IP family from validated Kubernetes objects.
+ *
+ * This mirrors what kube-proxy's change trackers hold before a sync: the service map
+ * (pkg/proxy/servicechangetracker.go, serviceport.go) and the endpoints map
+ * (pkg/proxy/endpointslicecache.go). Where kube-proxy iterates a Go map, kpc sorts.
+ */
+
+import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
+import { formatCIDR, formatIP, joinHostPort, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
+import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
+import { compareStrings } from './topology.js';
+
+/** Objects whose labels opt them out of kube-proxy (its informers filter them). */
+const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
+const HEADLESS_LABEL = 'service.kubernetes.io/headless';
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export interface ClusterObjects {
+  services: readonly Service[];
+  /** EndpointSlices, including those mirrored from legacy Endpoints. */
+  slices: readonly EndpointSlice[];
+}
+
+export interface IRContext {
+  family: IPFamily;
+  node: NodeFacts;
+  knobs: ProxyKnobs;
+}
+
+export function buildIR(objects: ClusterObjects, ctx: IRContext): ProxyIR {
+  const endpointsByPort = buildEndpointsMap(objects.slices, ctx);
+  const servicePorts: ServicePort[] = [];
+  for (const svc of objects.services) {
+    for (const sp of serviceToServicePorts(svc, ctx.family)) {
+      sp.endpoints = endpointsByPort.get(portKey(sp.namespace, sp.name, sp.portName, sp.protocol)) ?? [];
+      servicePorts.push(sp);
+    }
+  }
+  servicePorts.sort(compareServicePorts);
+  return { family: ctx.family, node: ctx.node, knobs: ctx.knobs, servicePorts };
+}
+
+/**
+ * kpc's fixed order for what kube-proxy visits in map order: by the `ns/name` string
+ * (the key kube-proxy's own test normaliser sorts by), then port name, then protocol.
+ */
+export function compareServicePorts(a: ServicePort, b: ServicePort): number {
+  return (
+    compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
+    compareStrings(a.portName, b.portName) ||
+    compareStrings(a.protocol, b.protocol)
+  );
+}
+
+function portKey(namespace: string, name: string, portName: string, protocol: string): string {
+  return `${namespace}\u0000${name}\u0000${portName}\u0000${protocol}`;
+}
+
+export function servicePortName(namespace: string, name: string, portName: string): string {
+  return portName === '' ? `${namespace}/${name}` : `${namespace}/${name}:${portName}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Services → service ports (serviceToServiceMap / newBaseServiceInfo)
+
+function clusterIPOfFamily(svc: Service, family: IPFamily): string | undefined {
+  for (const text of svc.spec.clusterIPs.length > 0 ? svc.spec.clusterIPs : [svc.spec.clusterIP]) {
+    const p = parseIP(text);
+    if (p && p.ip.family === family) return formatIP(p.ip);
+  }
+  return undefined;
+}
+
+function ipsOfFamily(texts: readonly string[], family: IPFamily): string[] {
+  const out: string[] = [];
+  for (const t of texts) {
+    const p = parseIP(t);
+    if (p && p.ip.family === family) out.push(formatIP(p.ip));
+  }
+  return out;
+}
+
+function sourceRangesOfFamily(texts: readonly string[], family: IPFamily): string[] {
+  const out: string[] = [];
+  let hasZeroPrefix = false;
+  for (const t of texts) {
+    // kube-proxy trims each entry (the API server accepted it with spaces, a historical accident).
+    const p = parseCIDR(t.trim());
+    if (!p || p.cidr.ip.family !== family) continue;
+    if (p.cidr.prefix === 0) hasZeroPrefix = true;
+    out.push(formatCIDR(p.cidr));
+  }
+  // v1.34+ (kubernetes#132722): a /0 range allows everything, so no firewall at all.
+  return hasZeroPrefix ? [] : out;
+}
+
+/** type LoadBalancer or NodePort, or ClusterIP with externalIPs (apiservice.ExternallyAccessible). */
+function serviceExternallyAccessible(svc: Service): boolean {
+  const t = svc.spec.type;
+  return t === 'LoadBalancer' || t === 'NodePort' || (t === 'ClusterIP' && svc.spec.externalIPs.length > 0);
+}
+
+/** The service ports kube-proxy's service map holds for this Service and family (maybe none). */
+export function serviceToServicePorts(svc: Service, family: IPFamily): ServicePort[] {
+  if (SERVICE_PROXY_NAME_LABEL in svc.metadata.labels) return [];
+  if (svc.spec.type === 'ExternalName') return [];
+  if (svc.spec.clusterIP === '' || svc.spec.clusterIP === 'None') return [];
+  const clusterIP = clusterIPOfFamily(svc, family);
+  if (clusterIP === undefined) return [];
+
+  const externalPolicyLocal = serviceExternallyAccessible(svc) && svc.spec.externalTrafficPolicy === 'Local';
+  const loadBalancerVIPs = svc.status.loadBalancerIngress
+    .filter((ing) => ing.ip !== undefined && ing.ip !== '' && ing.ipMode !== 'Proxy')
+    .map((ing) => ing.ip as string);
+  const common = {
+    namespace: svc.metadata.namespace,
+    name: svc.metadata.name,
+    clusterIP,
+    externalIPs: ipsOfFamily(svc.spec.externalIPs, family),
+    loadBalancerVIPs: ipsOfFamily(loadBalancerVIPs, family),
+    loadBalancerSourceRanges: sourceRangesOfFamily(svc.spec.loadBalancerSourceRanges, family),
+    stickySeconds: svc.spec.sessionAffinity === 'ClientIP' ? svc.spec.sessionAffinityTimeoutSeconds ?? 10800 : undefined,
+    externalPolicyLocal,
+    internalPolicyLocal: svc.spec.internalTrafficPolicy === 'Local',
+    healthCheckNodePort: svc.spec.type === 'LoadBalancer' && externalPolicyLocal ? svc.spec.healthCheckNodePort : 0,
+  };
+  return svc.spec.ports.map((p) => ({
+    ...common,
+    portName: p.name,
+    protocol: p.protocol,
+    spn: servicePortName(svc.metadata.namespace, svc.metadata.name, p.name),
+    port: p.port,
+    nodePort: p.nodePort,
+    endpoints: [],
+  }));
+}
+
+// ---------------------------------------------------------------------------------------
+// EndpointSlices → endpoints per service port (EndpointSliceCache)
+
+function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
+  const labels = slice.metadata.labels;
+  if (SERVICE_PROXY_NAME_LABEL in labels || HEADLESS_LABEL in labels) return false;
+  if (!labels[SERVICE_NAME_LABEL]) return false;
+  return slice.addressType === family;
+}
+
+function toEndpoint(ep: EndpointSlice['endpoints'][number], port: number, ctx: IRContext): Endpoint | undefined {
+  const first = ep.addresses[0];
+  if (first === undefined) return undefined;
+  const parsed = parseIP(first);
+  if (!parsed) return undefined;
+  const isLocal = ctx.node.name !== '' && ep.nodeName === ctx.node.name;
+  const zoneHints = ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined;
+  const nodeHints = ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined;
+  return {
+    ip: formatIP(parsed.ip),
+    port,
+    address: joinHostPort(parsed.ip, port),
+    ready: ep.conditions.ready ?? true,
+    serving: ep.conditions.serving ?? true,
+    terminating: ep.conditions.terminating ?? false,
+    isLocal,
+    ...(zoneHints ? { zoneHints } : {}),
+    ...(nodeHints ? { nodeHints } : {}),
+    ...(ep.nodeName !== undefined ? { nodeName: ep.nodeName } : {}),
+    ...(ep.zone !== undefined ? { zone: ep.zone } : {}),
+  };
+}
+
+/** Endpoints keyed by (namespace, service, port name, protocol), deduplicated and sorted. */
+export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRContext): Map<string, Endpoint[]> {
+  const sets = new Map<string, Map<string, Endpoint>>();
+  // kube-proxy visits a Service's slices in map order; kpc visits them by name.
+  const used = slices.filter((s) => sliceIsUsed(s, ctx.family)).sort((a, b) => compareStrings(a.metadata.namespace, b.metadata.namespace) || compareStrings(a.metadata.name, b.metadata.name));
+  for (const slice of used) {
+    const serviceName = slice.metadata.labels[SERVICE_NAME_LABEL] as string;
+    for (const port of slice.ports) {
+      if (port.port === undefined || port.port === 0) continue;
+      const key = portKey(slice.metadata.namespace, serviceName, port.name, port.protocol);
+      let set = sets.get(key);
+      if (!set) sets.set(key, (set = new Map()));
+      for (const ep of slice.endpoints) {
+        const endpoint = toEndpoint(ep, port.port, ctx);
+        if (!endpoint) continue;
+        // The same address twice: a terminating one never replaces what is there
+        // (prefer the running pod when a pod IP was reused).
+        if (!set.has(endpoint.address) || !endpoint.terminating) set.set(endpoint.address, endpoint);
+      }
+    }
+  }
+  const out = new Map<string, Endpoint[]>();
+  for (const [key, set] of sets) {
+    out.set(key, [...set.values()].sort((a, b) => compareStrings(a.address, b.address)));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Node facts
+
+/** The node's zone label and pod CIDRs, when the Node object is in the input. */
+export function zoneOf(node: Node | undefined): string {
+  return node?.metadata.labels['topology.kubernetes.io/zone'] ?? '';
+}

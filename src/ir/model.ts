@@ -1,0 +1,120 @@
+/**
+ * The IR: one node's view of the cluster for one IP family, normalised.
+ *
+ * This is the only contract between the parser and the emitters. Everything here is
+ * already decided the way kube-proxy decides it when it builds its service map and
+ * endpoints map (pkg/proxy/serviceport.go, endpointslicecache.go): addresses are
+ * canonical text of this family only, service ports and endpoints are sorted, and
+ * nothing refers to YAML or to iptables.
+ */
+
+import type { IPFamily } from '../net/ip.js';
+
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** One backend of a service port, as kube-proxy's BaseEndpointInfo holds it. */
+export interface Endpoint {
+  /** Canonical IP text (no brackets). */
+  ip: string;
+  /** The EndpointSlice port number (the resolved target port). */
+  port: number;
+  /** `ip:port` or `[ip]:port`: kube-proxy's endpoint string, its identity and sort key. */
+  address: string;
+  /** conditions.ready nil or true. */
+  ready: boolean;
+  /** conditions.serving nil or true. */
+  serving: boolean;
+  /** conditions.terminating true. */
+  terminating: boolean;
+  /** nodeName equals this node's name. */
+  isLocal: boolean;
+  /** hints.forZones names; undefined when the endpoint has no zone hints. */
+  zoneHints?: ReadonlySet<string>;
+  /** hints.forNodes names (PreferSameTrafficDistribution); undefined when none. */
+  nodeHints?: ReadonlySet<string>;
+  /** For explanations only: the endpoint's node and zone as the slice says. */
+  nodeName?: string;
+  zone?: string;
+}
+
+/** One port of one Service, with everything kube-proxy derives for it. */
+export interface ServicePort {
+  namespace: string;
+  name: string;
+  /** '' when the Service port is unnamed. */
+  portName: string;
+  protocol: Protocol;
+  /** kube-proxy's ServicePortName string: `ns/name` or `ns/name:portName`. */
+  spn: string;
+  /** Canonical cluster IP of this family. */
+  clusterIP: string;
+  port: number;
+  /** 0 when none. */
+  nodePort: number;
+  /** Canonical, this family, spec order, duplicates kept (as kube-proxy does). */
+  externalIPs: string[];
+  /** Ingress IPs of this family with ipMode VIP or unset, in status order. */
+  loadBalancerVIPs: string[];
+  /** Canonical CIDRs (network address) of this family; empty when any is a /0 (v1.34+). */
+  loadBalancerSourceRanges: string[];
+  /** ClientIP affinity timeout in seconds; undefined when affinity is None. */
+  stickySeconds?: number;
+  /** externalTrafficPolicy Local on an externally accessible Service. */
+  externalPolicyLocal: boolean;
+  /** internalTrafficPolicy Local. */
+  internalPolicyLocal: boolean;
+  /** 0 when none (only LoadBalancer + externalTrafficPolicy Local has one). */
+  healthCheckNodePort: number;
+  /** All endpoints matched by (port name, protocol), deduplicated, sorted by address. */
+  endpoints: Endpoint[];
+}
+
+/** How kube-proxy recognises traffic from local pods (pkg/proxy/util/localdetector.go). */
+export type LocalDetector =
+  | { mode: 'ClusterCIDR' | 'NodeCIDR'; cidr: string }
+  | { mode: 'BridgeInterface'; interfaceName: string }
+  | { mode: 'InterfaceNamePrefix'; interfacePrefix: string };
+
+/** Facts about the node kube-proxy runs on. */
+export interface NodeFacts {
+  /** The node name endpoints' nodeName is compared with. */
+  name: string;
+  /** topology.kubernetes.io/zone label, '' when unknown. */
+  zone: string;
+  /** The node's addresses of this family, canonical, primary first. */
+  ips: string[];
+}
+
+/** What kube-proxy knows when it starts: configuration, feature gates and host capabilities. */
+export interface ProxyKnobs {
+  masqueradeAll: boolean;
+  /** 0..31; the mark is 1 << bit. */
+  masqueradeBit: number;
+  /** Effective for this family (always false for IPv6). */
+  localhostNodePorts: boolean;
+  /**
+   * Canonical CIDRs of this family that node ports are served on; empty = every local address.
+   * `primary` has already been replaced by the node's primary IP.
+   */
+  nodePortAddresses: string[];
+  /** undefined = no local-traffic detector for this family. */
+  localDetector?: LocalDetector;
+  /** iptables supports MASQUERADE --random-fully. */
+  randomFully: boolean;
+  /** nfacct counters can be created. */
+  nfacct: boolean;
+  /** net.netfilter.nf_conntrack_tcp_be_liberal is set. */
+  tcpBeLiberal: boolean;
+  /** PreferSameTrafficDistribution: node hints are honoured. */
+  nodeHints: boolean;
+  /** IPVS scheduler name (ipvs mode only). */
+  ipvsScheduler: string;
+}
+
+export interface ProxyIR {
+  family: IPFamily;
+  node: NodeFacts;
+  knobs: ProxyKnobs;
+  /** Sorted by (namespace/name string, port name, protocol). */
+  servicePorts: ServicePort[];
+}

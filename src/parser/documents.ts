@@ -1,0 +1,284 @@
+/**
+ * Text → documents: YAML streams (`---`), JSON, and `kind: List`, each object with an
+ * origin that can turn a field path back into file:line:column.
+ *
+ * Defences, because manifests may come from anywhere: aliases are expanded with a budget
+ * (billion laughs), nesting depth, line length and scalar size are capped, and plain
+ * scalars that YAML 1.1 (what kubectl uses) and YAML 1.2 (what this parser uses) read
+ * differently are refused rather than guessed.
+ */
+
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
+import { fieldError, locateError, type Diagnostic, type FieldPath, type ObjectOrigin } from './diagnostics.js';
+import type { SourceText } from './input-files.js';
+
+export const LIMITS = {
+  /** Longest accepted line; a real manifest's longest lines are certificates and JSON annotations. */
+  maxLineBytes: 1 << 20,
+  /** Largest accepted scalar (annotations are capped at 256 KiB in total by the API server). */
+  maxScalarBytes: 1 << 20,
+  /** Deepest accepted nesting (Kubernetes objects are about 10 deep; a List adds 2). */
+  maxDepth: 64,
+  /** Alias expansions per document (the yaml package's default; manifests rarely use any). */
+  maxAliasCount: 100,
+};
+
+/** One top-level object found in the input, still untyped. */
+export interface RawObject {
+  value: unknown;
+  origin: ObjectOrigin;
+}
+
+export interface ReadResult {
+  objects: RawObject[];
+  diagnostics: Diagnostic[];
+}
+
+type Locator = (path: FieldPath) => { line: number; column: number };
+
+/** Parse one source into its objects (a `kind: List` yields its items). */
+export function readDocuments(src: SourceText): ReadResult {
+  const lineError = checkLineLengths(src);
+  if (lineError) return { objects: [], diagnostics: [lineError] };
+  if (looksLikeJSON(src)) {
+    const fast = readJSON(src);
+    if (fast) return fast;
+  }
+  return readYAML(src);
+}
+
+function looksLikeJSON(src: SourceText): boolean {
+  if (src.name.endsWith('.json')) return true;
+  const m = /\S/.exec(src.text.slice(0, 4096));
+  return m !== null && (m[0] === '{' || m[0] === '[');
+}
+
+function diagnosticAt(file: string, line: number, column: number, message: string): Diagnostic {
+  return { file, line, column, path: '', message, severity: 'error' };
+}
+
+function checkLineLengths(src: SourceText): Diagnostic | undefined {
+  const text = src.text;
+  let start = 0;
+  let line = 1;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    if (end - start > LIMITS.maxLineBytes) {
+      return diagnosticAt(src.name, line, 1, `line is ${end - start} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per line (no Kubernetes object needs more)`);
+    }
+    start = end + 1;
+    line++;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON: parsed with JSON.parse for speed; positions are found only when an error needs one,
+// by parsing the same text again as YAML (JSON is YAML 1.2).
+
+function readJSON(src: SourceText): ReadResult | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(src.text);
+  } catch {
+    return undefined; // let the YAML parser report the syntax error with its position
+  }
+  const depthError = checkDepth(value);
+  if (depthError) return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, depthError)] };
+  let yamlLocator: ((path: FieldPath) => { line: number; column: number }) | undefined;
+  const locateLazily: Locator = (path) => {
+    if (!yamlLocator) {
+      const lc = new LineCounter();
+      const docs = parseAllDocuments(src.text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
+      const doc = Array.isArray(docs) ? docs[0] : undefined;
+      yamlLocator = doc ? (p) => locateInDocument(doc, lc, p) : () => ({ line: 1, column: 1 });
+    }
+    return yamlLocator(path);
+  };
+  return { objects: splitList(value, src.name, locateLazily), diagnostics: [] };
+}
+
+/** Depth of nesting, iteratively (a hostile input must not overflow our stack either). */
+function checkDepth(root: unknown): string | undefined {
+  const stack: Array<{ v: unknown; d: number }> = [{ v: root, d: 0 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop()!;
+    if (d > LIMITS.maxDepth) return `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is`;
+    if (v !== null && typeof v === 'object') {
+      for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') stack.push({ v: child, d: d + 1 });
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+// YAML
+
+function readYAML(src: SourceText): ReadResult {
+  const lc = new LineCounter();
+  const diagnostics: Diagnostic[] = [];
+  const objects: RawObject[] = [];
+  let docs: Document.Parsed[];
+  try {
+    const parsed = parseAllDocuments(src.text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: false, stringKeys: true, version: '1.2' });
+    docs = Array.isArray(parsed) ? parsed : [];
+  } catch (e) {
+    return { objects, diagnostics: [diagnosticAt(src.name, 1, 1, `YAML: cannot parse: ${(e as Error).message}`)] };
+  }
+  const at = (offset: number) => {
+    const p = lc.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  for (const doc of docs) {
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) {
+        const { line, column } = at(e.pos[0]);
+        diagnostics.push(diagnosticAt(src.name, line, column, `YAML: ${yamlMessage(e.message)}`));
+      }
+      continue;
+    }
+    if (doc.contents === null) continue; // an empty document between `---` lines
+    const problems = checkNodes(doc.contents as YamlNode, [], 0);
+    if (problems.length > 0) {
+      for (const p of problems) {
+        const { line, column } = at(p.offset);
+        diagnostics.push({ file: src.name, line, column, path: p.path, message: p.message, severity: 'error' });
+      }
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
+    } catch (e) {
+      const { line, column } = at(doc.contents.range?.[0] ?? 0);
+      const why = e instanceof ReferenceError ? `more than ${LIMITS.maxAliasCount} alias expansions (an alias bomb?)` : (e as Error).message;
+      diagnostics.push(diagnosticAt(src.name, line, column, `YAML: ${why}`));
+      continue;
+    }
+    objects.push(...splitList(value, src.name, (path) => locateInDocument(doc, lc, path)));
+  }
+  return { objects, diagnostics };
+}
+
+/** The yaml package's message without its trailing "at line L, column C" part. */
+function yamlMessage(message: string): string {
+  return message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '');
+}
+
+interface NodeProblem {
+  offset: number;
+  path: string;
+  message: string;
+}
+
+/** Depth, scalar size and YAML 1.1/1.2 ambiguity over the node tree (aliases not followed). */
+function checkNodes(node: YamlNode, path: Array<string | number>, depth: number): NodeProblem[] {
+  const offset = node.range?.[0] ?? 0;
+  if (depth > LIMITS.maxDepth) return [{ offset, path: renderPath(path), message: `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is` }];
+  if (isScalar(node)) return checkScalar(node, path);
+  if (isAlias(node)) return [];
+  const out: NodeProblem[] = [];
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = pair.key as YamlNode | null;
+      const keyText = isScalar(key) ? String(key.value) : '?';
+      if (isScalar(key)) out.push(...checkScalar(key, [...path, keyText]));
+      if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1));
+      if (out.length >= 20) break;
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => {
+      if (item && out.length < 20) out.push(...checkNodes(item as YamlNode, [...path, i], depth + 1));
+    });
+  }
+  return out;
+}
+
+// Plain scalars YAML 1.1 resolves differently from YAML 1.2's core schema.
+const YAML11_BOOL = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/;
+const YAML11_OCTAL = /^[-+]?0[0-7_]+$/;
+const YAML11_BINARY = /^[-+]?0b[01_]+$/;
+const YAML12_OCTAL = /^0o[0-7]+$/;
+const YAML11_UNDERSCORE_NUMBER = /^[-+]?(0x[0-9a-fA-F_]+|[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?)$/;
+const YAML11_SEXAGESIMAL = /^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$/;
+
+function yaml11Reading(source: string): string | undefined {
+  if (YAML11_BOOL.test(source)) return `the boolean ${/^(y|yes|on)$/i.test(source)}`;
+  if (YAML11_OCTAL.test(source) && /[0-7]/.test(source.slice(1))) return `the octal number ${parseInt(source.replace(/_/g, ''), 8)}`;
+  if (YAML11_BINARY.test(source)) return `the binary number ${parseInt(source.replace(/^[-+]?0b/, '').replace(/_/g, ''), 2)}`;
+  if (YAML12_OCTAL.test(source)) return 'a string';
+  if (source.includes('_') && YAML11_UNDERSCORE_NUMBER.test(source)) return `the number ${source.replace(/_/g, '')}`;
+  if (YAML11_SEXAGESIMAL.test(source)) return 'a base-60 number';
+  return undefined;
+}
+
+function checkScalar(node: Scalar, path: Array<string | number>): NodeProblem[] {
+  const offset = node.range?.[0] ?? 0;
+  const value = node.value;
+  if (typeof value === 'string' && value.length > LIMITS.maxScalarBytes) {
+    return [{ offset, path: renderPath(path), message: `value is ${value.length} characters long; kpc accepts at most ${LIMITS.maxScalarBytes} (the API server caps a whole request at 3 MiB)` }];
+  }
+  if (node.type !== Scalar.PLAIN || typeof node.source !== 'string') return [];
+  const reading = yaml11Reading(node.source);
+  if (reading === undefined) return [];
+  const as12 = typeof value === 'string' ? `the string "${value}"` : `${typeof value === 'number' ? 'the number ' : ''}${String(value)}`;
+  return [
+    {
+      offset,
+      path: renderPath(path),
+      message: `ambiguous YAML scalar ${node.source}: kubectl (YAML 1.1) reads ${reading}, YAML 1.2 reads ${as12}; quote it or write it unambiguously`,
+    },
+  ];
+}
+
+function renderPath(path: Array<string | number>): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out;
+}
+
+/** The node a field path points at, or the deepest existing ancestor when it is missing. */
+function locateInDocument(doc: Document, lc: LineCounter, path: FieldPath): { line: number; column: number } {
+  let node: unknown = doc.contents;
+  let offset = (node as YamlNode | null)?.range?.[0] ?? 0;
+  for (const part of path) {
+    const key = typeof part === 'object' ? part.key : part;
+    let next: unknown;
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
+      if (pair) {
+        // A map key's value when present; the key itself when the value is empty.
+        next = pair.value ?? pair.key;
+      }
+    } else if (isSeq(node) && typeof key === 'number') {
+      next = node.items[key];
+    }
+    if (!next || !(next as YamlNode).range) break;
+    node = next;
+    offset = (next as YamlNode).range![0];
+  }
+  const p = lc.linePos(offset);
+  return { line: p.line, column: p.col };
+}
+
+/** A `kind: List` (as `kubectl get -o yaml` prints) yields its items; anything else itself. */
+function splitList(value: unknown, file: string, locate: Locator): RawObject[] {
+  if (isListObject(value)) {
+    const items = (value as { items: unknown[] }).items;
+    return items.map((item, i) => ({ value: item, origin: { file, locate: (path: FieldPath) => locate(['items', i, ...path]) } }));
+  }
+  return [{ value, origin: { file, locate } }];
+}
+
+function isListObject(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items);
+}
+
+/** Turn a field error on one object into a located diagnostic. */
+export function diagnose(obj: RawObject, path: FieldPath, message: string): Diagnostic {
+  return locateError(obj.origin, fieldError(path, message));
+}

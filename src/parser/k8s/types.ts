@@ -1,0 +1,147 @@
+/**
+ * The Kubernetes objects kpc reads, as they stand after decoding, API defaulting and
+ * validation: every field the API server defaults is filled in, every field kube-proxy
+ * ignores is dropped. Addresses stay strings here (validated, not yet canonical); the IR
+ * builder parses and re-prints them.
+ */
+
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';
+export type TrafficPolicy = 'Cluster' | 'Local';
+export type IPFamilyName = 'IPv4' | 'IPv6';
+
+export interface ObjectMeta {
+  name: string;
+  /** '' for cluster-scoped kinds (Node). */
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface ServicePort {
+  /** '' when unnamed (only allowed when the Service has one port). */
+  name: string;
+  protocol: Protocol;
+  port: number;
+  /** A number, or a named port resolved per endpoint through EndpointSlice port names. */
+  targetPort: number | string;
+  /** 0 when not set / not allocated. */
+  nodePort: number;
+}
+
+export interface LoadBalancerIngress {
+  ip?: string;
+  hostname?: string;
+  /** Defaulted to 'VIP' when ip is set. */
+  ipMode?: 'VIP' | 'Proxy';
+}
+
+export interface Service {
+  kind: 'Service';
+  metadata: ObjectMeta;
+  spec: {
+    type: ServiceType;
+    /** '' for not set; 'None' for headless. */
+    clusterIP: string;
+    /** Defaulted from clusterIP ([clusterIP]) when empty. */
+    clusterIPs: string[];
+    /** Empty when neither set nor inferable from clusterIPs. */
+    ipFamilies: IPFamilyName[];
+    ipFamilyPolicy?: 'SingleStack' | 'PreferDualStack' | 'RequireDualStack';
+    ports: ServicePort[];
+    selector?: Record<string, string>;
+    externalIPs: string[];
+    /** As written (not trimmed); kube-proxy trims each entry itself. */
+    loadBalancerSourceRanges: string[];
+    externalName?: string;
+    sessionAffinity: 'None' | 'ClientIP';
+    /** Set (defaulted to 10800) exactly when sessionAffinity is ClientIP. */
+    sessionAffinityTimeoutSeconds?: number;
+    /** Set (defaulted to Cluster) exactly when the Service is externally accessible. */
+    externalTrafficPolicy?: TrafficPolicy;
+    /** Defaulted to Cluster except for ExternalName. */
+    internalTrafficPolicy?: TrafficPolicy;
+    /** 0 when not set. */
+    healthCheckNodePort: number;
+    allocateLoadBalancerNodePorts?: boolean;
+    trafficDistribution?: string;
+  };
+  status: {
+    loadBalancerIngress: LoadBalancerIngress[];
+  };
+}
+
+export interface EndpointConditions {
+  /** undefined means "unknown", which consumers read as true / true / false. */
+  ready?: boolean;
+  serving?: boolean;
+  terminating?: boolean;
+}
+
+export interface Endpoint {
+  addresses: string[];
+  conditions: EndpointConditions;
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+  hints?: {
+    forZones: string[];
+    forNodes: string[];
+  };
+}
+
+export interface EndpointPort {
+  /** Defaulted to ''. */
+  name: string;
+  /** Defaulted to TCP. */
+  protocol: Protocol;
+  /** undefined when not set: kube-proxy ignores such a port. */
+  port?: number;
+  appProtocol?: string;
+}
+
+export interface EndpointSlice {
+  kind: 'EndpointSlice';
+  metadata: ObjectMeta;
+  addressType: 'IPv4' | 'IPv6' | 'FQDN';
+  endpoints: Endpoint[];
+  ports: EndpointPort[];
+}
+
+export interface EndpointAddress {
+  ip: string;
+  hostname?: string;
+  nodeName?: string;
+}
+
+export interface EndpointSubset {
+  addresses: EndpointAddress[];
+  notReadyAddresses: EndpointAddress[];
+  ports: Array<{ name: string; port: number; protocol: Protocol; appProtocol?: string }>;
+}
+
+/** Legacy v1 Endpoints; converted to slices the way the mirroring controller does. */
+export interface Endpoints {
+  kind: 'Endpoints';
+  metadata: ObjectMeta;
+  subsets: EndpointSubset[];
+}
+
+export interface NodeAddress {
+  type: 'Hostname' | 'InternalIP' | 'ExternalIP' | 'InternalDNS' | 'ExternalDNS';
+  address: string;
+}
+
+export interface Node {
+  kind: 'Node';
+  metadata: ObjectMeta;
+  spec: {
+    podCIDR?: string;
+    podCIDRs: string[];
+  };
+  status: {
+    addresses: NodeAddress[];
+  };
+}
+
+export type KubeObject = Service | EndpointSlice | Endpoints | Node;

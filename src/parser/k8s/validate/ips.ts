@@ -1,0 +1,144 @@
+/**
+ * IP and CIDR fields, checked the way apimachinery's pkg/util/validation/ip.go does, with kpc's
+ * `legacy | strict` switch for the KEP-4858 rules (StrictIPCIDRValidation: alpha v1.33, on by
+ * default from v1.36).
+ *
+ * - legacy (clusters up to v1.35): leading zeros, IPv4-mapped IPv6 and CIDR host bits are
+ *   accepted, read with decimal semantics, and reported as warnings that say what the value was
+ *   taken to mean. iptables would read a 0-prefixed octet as octal (CVE-2021-29923), so the user
+ *   must see this.
+ * - strict: the same texts are errors, as the API server reports them.
+ *
+ * Parsing is always src/net/ip.ts (Go ParseIPSloppy semantics); nothing here uses node:net.
+ */
+
+import type { FieldError, FieldPath } from '../../diagnostics.js';
+import { fieldWarning } from '../../diagnostics.js';
+import {
+  formatCIDR,
+  formatIP,
+  isLinkLocalMulticast,
+  isLinkLocalUnicast,
+  isLoopback,
+  isUnspecified,
+  parseCIDR,
+  parseIP,
+  type CIDR,
+  type IP,
+} from '../../../net/ip.js';
+import { asWarning, invalid } from '../field-errors.js';
+import { goQuote } from '../go-format.js';
+
+export type IPValidation = 'legacy' | 'strict';
+
+export const INVALID_IP = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+export const INVALID_CIDR = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
+
+const LEGACY_NOTE = 'as clusters before v1.36 do';
+const OCTAL_NOTE = 'iptables would read it as octal';
+
+/** True when a dotted-quad part of the text (alone or after the last ':') has a leading 0. */
+function hasLeadingZeroOctet(text: string): boolean {
+  const v4 = text.slice(text.lastIndexOf(':') + 1);
+  if (!v4.includes('.')) return false;
+  return v4.split('.').some((o) => o.length > 1 && o.startsWith('0'));
+}
+
+function isV4MappedBytes(ip: IP): boolean {
+  if (ip.family !== 'IPv6') return false;
+  for (let k = 0; k < 10; k++) if (ip.bytes[k] !== 0) return false;
+  return ip.bytes[10] === 0xff && ip.bytes[11] === 0xff;
+}
+
+/** Strict-mode complaint about an IP that legacy parsing accepts (netip.ParseAddr's view). */
+function ipStrictness(text: string): 'leading-zeros' | 'ipv4-mapped' | undefined {
+  const p = parseIP(text);
+  if (!p) return undefined;
+  if (hasLeadingZeroOctet(text)) return 'leading-zeros';
+  if (p.sloppy === 'ipv4-mapped') return 'ipv4-mapped';
+  return undefined;
+}
+
+function strictnessError(path: FieldPath, text: string, detail: string, acceptedAs: string, octal: boolean, mode: IPValidation): FieldError {
+  if (mode === 'strict') return invalid(path, text, detail);
+  const note = octal ? `${LEGACY_NOTE}; ${OCTAL_NOTE}` : LEGACY_NOTE;
+  return asWarning(invalid(path, text, `${detail} (accepted as ${acceptedAs}, ${note})`));
+}
+
+/** The parsed address, or undefined when Go's ParseIPSloppy would reject the text. */
+export function parsedIP(text: string): IP | undefined {
+  return parseIP(text)?.ip;
+}
+
+/**
+ * IsValidIPForLegacyField: the check behind every IP field kpc reads (clusterIPs, externalIPs,
+ * endpoint addresses, load-balancer ingress IPs). Also returns the API server's canonical-form
+ * warning for IPv6 (GetWarningsForIP).
+ */
+export function validateIP(path: FieldPath, text: string, mode: IPValidation): FieldError[] {
+  const p = parseIP(text);
+  if (!p) return [invalid(path, text, INVALID_IP)];
+  const strictness = ipStrictness(text);
+  if (strictness === 'leading-zeros') return [strictnessError(path, text, 'must not have leading 0s', formatIP(p.ip), true, mode)];
+  if (strictness === 'ipv4-mapped') return [strictnessError(path, text, 'must not be an IPv4-mapped IPv6 address', formatIP(p.ip), false, mode)];
+  if (p.sloppy === 'non-canonical') {
+    return [fieldWarning(path, `IPv6 address ${goQuote(text)} should be in RFC 5952 canonical format (${goQuote(formatIP(p.ip))})`)];
+  }
+  return [];
+}
+
+/** Go's IPNet.String() for a mapped prefix: the IPv4 network with the prefix reduced by 96. */
+function cidrAcceptedAs(c: CIDR): string {
+  if (isV4MappedBytes(c.ip) && c.prefix >= 96) {
+    return formatCIDR({ ip: { family: 'IPv4', bytes: c.ip.bytes.slice(12) }, prefix: c.prefix - 96 });
+  }
+  return formatCIDR(c);
+}
+
+function cidrHasLeadingZeros(text: string): boolean {
+  const slash = text.indexOf('/');
+  const prefix = text.slice(slash + 1);
+  return hasLeadingZeroOctet(text.slice(0, slash)) || (prefix.length > 1 && prefix.startsWith('0'));
+}
+
+/**
+ * IsValidCIDRForLegacyField: load-balancer source ranges, podCIDRs. Strict checks run in Go's
+ * order (leading 0s, then IPv4-mapped, then host bits) and report only the first.
+ */
+export function validateCIDR(path: FieldPath, text: string, mode: IPValidation): FieldError[] {
+  const p = parseCIDR(text);
+  if (!p) return [invalid(path, text, INVALID_CIDR)];
+  const acceptedAs = cidrAcceptedAs(p.cidr);
+  if (cidrHasLeadingZeros(text)) {
+    return [strictnessError(path, text, 'must not have leading 0s in IP or prefix length', acceptedAs, hasLeadingZeroOctet(text.slice(0, text.indexOf('/'))), mode)];
+  }
+  if (isV4MappedBytes(p.cidr.ip)) return [strictnessError(path, text, 'must not have an IPv4-mapped IPv6 address', acceptedAs, false, mode)];
+  if (p.sloppy === 'host-bits') return [strictnessError(path, text, 'must not have bits set beyond the prefix length', acceptedAs, false, mode)];
+  if (p.sloppy === 'non-canonical') {
+    return [fieldWarning(path, `IPv6 CIDR value ${goQuote(text)} should be in RFC 5952 canonical format (${goQuote(formatCIDR(p.cidr))})`)];
+  }
+  return [];
+}
+
+/**
+ * ValidateEndpointIP (formerly ValidateNonSpecialIP): endpoint addresses and externalIPs may
+ * not be unspecified, loopback or link-local. Multicast outside 224.0.0.0/24 is allowed (the
+ * source calls that "probably a bug").
+ */
+export function validateEndpointIP(path: FieldPath, text: string): FieldError[] {
+  const ip = parsedIP(text);
+  if (!ip) return [invalid(path, text, 'must be a valid IP address')];
+  const errs: FieldError[] = [];
+  if (isUnspecified(ip)) errs.push(invalid(path, text, `may not be unspecified (${text})`));
+  if (isLoopback(ip)) errs.push(invalid(path, text, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));
+  if (isLinkLocalUnicast(ip)) errs.push(invalid(path, text, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'));
+  if (isLinkLocalMulticast(ip)) errs.push(invalid(path, text, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'));
+  return errs;
+}
+
+/** IsValidIPv4Address / IsValidIPv6Address (EndpointSlice addresses of that addressType). */
+export function validateIPOfFamily(path: FieldPath, text: string, family: 'IPv4' | 'IPv6', mode: IPValidation): FieldError[] {
+  const ip = parsedIP(text);
+  if (!ip || ip.family !== family) return [invalid(path, text, `must be a valid ${family} address`)];
+  return validateIP(path, text, mode);
+}
