@@ -1,0 +1,64 @@
+/**
+ * The golden cases under fixtures/ (format: fixtures/README.md).
+ */
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parse } from 'yaml';
+
+export const FIXTURES_ROOT = join(import.meta.dirname, '..', '..', 'fixtures');
+
+export interface GoldenCase {
+  /** Path relative to fixtures/, e.g. kube-proxy/iptables/TestOverallIPTablesRules. */
+  name: string;
+  dir: string;
+  description: string;
+  args: string[];
+  exit: number;
+  chain?: { table: string; chain: string };
+  expectedOut?: string;
+  expectedErr?: string[];
+  hasInput: boolean;
+  hasConfig: boolean;
+}
+
+function findCaseDirs(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const full = join(dir, entry);
+    if (!statSync(full).isDirectory()) continue;
+    if (existsSync(join(full, 'case.yaml'))) out.push(full);
+    else out.push(...findCaseDirs(full));
+  }
+  return out;
+}
+
+export function loadGoldenCases(root = FIXTURES_ROOT): GoldenCase[] {
+  return findCaseDirs(root).map((dir) => {
+    const spec = parse(readFileSync(join(dir, 'case.yaml'), 'utf8')) as Record<string, unknown>;
+    const chainText = spec.chain as string | undefined;
+    const [table, chain] = chainText ? chainText.split('/') : [];
+    const out = join(dir, 'expected.out');
+    const err = join(dir, 'expected.err');
+    return {
+      name: relative(root, dir),
+      dir,
+      description: String(spec.description ?? ''),
+      args: (spec.args as unknown[]).map(String),
+      exit: typeof spec.exit === 'number' ? spec.exit : 0,
+      ...(table && chain ? { chain: { table, chain } } : {}),
+      ...(existsSync(out) ? { expectedOut: readFileSync(out, 'utf8') } : {}),
+      ...(existsSync(err) ? { expectedErr: readFileSync(err, 'utf8').split('\n').filter((l) => l.trim() !== '') } : {}),
+      hasInput: existsSync(join(dir, 'input')),
+      hasConfig: existsSync(join(dir, 'config.yaml')),
+    };
+  });
+}
+
+/** The full argv for a case: its args plus its input and config. */
+export function caseArgv(c: GoldenCase, inputDir = join(c.dir, 'input')): string[] {
+  const argv = [...c.args];
+  if (c.hasInput) argv.push('-f', inputDir, '-R');
+  if (c.hasConfig) argv.push('--config', join(c.dir, 'config.yaml'));
+  return argv;
+}
