@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '../parser/diagnostics.js';
 import { readDocuments } from '../parser/documents.js';
-import { decodeText, InputFileError } from '../parser/input-files.js';
+import { checkText, InputFileError } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { decodeProxyConfig } from '../parser/k8s/proxy-config.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
@@ -78,7 +78,7 @@ export function loadConfig(path: string | undefined): { config: ProxyConfigFile;
   }
   let read;
   try {
-    read = readDocuments(decodeText(path, bytes));
+    read = readDocuments(checkText(path, bytes));
   } catch (e) {
     if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
     throw e;

@@ -34,6 +34,24 @@ export interface ProxySettings {
   /** The PreferSameTrafficDistribution feature gate. */
   preferSameTrafficDistribution: boolean;
   ipvsScheduler: string;
+  /** IPVS knobs (optional here; contextFor fills kube-proxy's defaults). */
+  ipvsStrictARP?: boolean;
+  /** Seconds; 0 or undefined = keep the kernel's timeout. */
+  ipvsTCPTimeout?: number;
+  ipvsTCPFinTimeout?: number;
+  ipvsUDPTimeout?: number;
+  /** CIDRs of any family (kube-proxy's filterCIDRs keeps each proxier's own). */
+  ipvsExcludeCIDRs?: string[];
+}
+
+/** The CIDRs of one family, canonical, in the given order (kube-proxy filterCIDRs). */
+export function cidrsOfFamily(cidrs: readonly string[], family: IPFamily): string[] {
+  const out: string[] = [];
+  for (const text of cidrs) {
+    const p = parseCIDR(text.trim());
+    if (p && p.cidr.ip.family === family) out.push(formatCIDR(p.cidr));
+  }
+  return out;
 }
 
 function firstCIDROfFamily(cidrs: readonly string[], family: IPFamily): string | undefined {
@@ -113,6 +131,11 @@ export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
     tcpBeLiberal: s.tcpBeLiberal,
     nodeHints: s.preferSameTrafficDistribution,
     ipvsScheduler: s.ipvsScheduler,
+    ipvsStrictARP: s.ipvsStrictARP ?? false,
+    ipvsTCPTimeout: s.ipvsTCPTimeout ?? 0,
+    ipvsTCPFinTimeout: s.ipvsTCPFinTimeout ?? 0,
+    ipvsUDPTimeout: s.ipvsUDPTimeout ?? 0,
+    ipvsExcludeCIDRs: cidrsOfFamily(s.ipvsExcludeCIDRs ?? [], family),
   };
   const detector = localDetectorFor(s, family);
   if (detector) knobs.localDetector = detector;

@@ -109,6 +109,17 @@ export interface ProxyKnobs {
   nodeHints: boolean;
   /** IPVS scheduler name (ipvs mode only). */
   ipvsScheduler: string;
+  /** IPVS mode: --ipvs-strict-arp (sysctls arp_ignore=1, arp_announce=2; only apply.sh shows it). */
+  ipvsStrictARP: boolean;
+  /** IPVS mode: `ipvsadm --set` timeouts in whole seconds; 0 keeps the kernel's value. */
+  ipvsTCPTimeout: number;
+  ipvsTCPFinTimeout: number;
+  ipvsUDPTimeout: number;
+  /**
+   * IPVS mode: --ipvs-exclude-cidrs of this family, canonical. kube-proxy never deletes a
+   * virtual server inside them (only apply.sh's clean-up of stale services depends on it).
+   */
+  ipvsExcludeCIDRs: string[];
 }
 
 export interface ProxyIR {

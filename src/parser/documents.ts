@@ -10,7 +10,8 @@
 
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
 import { fieldError, locateError, type Diagnostic, type FieldPath, type ObjectOrigin } from './diagnostics.js';
-import type { SourceText } from './input-files.js';
+import type { Source } from './input-files.js';
+import { lineColumnAt, scanJsonList } from './json-list.js';
 
 export const LIMITS = {
   /** Longest accepted line; a real manifest's longest lines are certificates and JSON annotations. */
@@ -36,34 +37,50 @@ export interface ReadResult {
 
 type Locator = (path: FieldPath) => { line: number; column: number };
 
+/** Larger single documents are refused: they would not fit in one JavaScript string. */
+const MAX_DOCUMENT_BYTES = 256 << 20;
+
+const utf8 = new TextDecoder();
+
 /** Parse one source into its objects (a `kind: List` yields its items). */
-export function readDocuments(src: SourceText): ReadResult {
+export function readDocuments(src: Source): ReadResult {
   const lineError = checkLineLengths(src);
   if (lineError) return { objects: [], diagnostics: [lineError] };
   if (looksLikeJSON(src)) {
-    const fast = readJSON(src);
+    const list = readJSONList(src);
+    if (list) return list;
+  }
+  if (src.bytes.length > MAX_DOCUMENT_BYTES) {
+    return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, `file is ${src.bytes.length} bytes; kpc reads larger inputs only as a JSON List (kubectl get -o json) or split into several files`)] };
+  }
+  const text = utf8.decode(src.bytes);
+  if (looksLikeJSON(src)) {
+    const fast = readJSON(src.name, text);
     if (fast) return fast;
   }
-  return readYAML(src);
+  return readYAML(src.name, text);
 }
 
-function looksLikeJSON(src: SourceText): boolean {
+function looksLikeJSON(src: Source): boolean {
   if (src.name.endsWith('.json')) return true;
-  const m = /\S/.exec(src.text.slice(0, 4096));
-  return m !== null && (m[0] === '{' || m[0] === '[');
+  for (const b of src.bytes.subarray(0, 4096)) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    return b === 0x7b || b === 0x5b; // { or [
+  }
+  return false;
 }
 
 function diagnosticAt(file: string, line: number, column: number, message: string): Diagnostic {
   return { file, line, column, path: '', message, severity: 'error' };
 }
 
-function checkLineLengths(src: SourceText): Diagnostic | undefined {
-  const text = src.text;
+function checkLineLengths(src: Source): Diagnostic | undefined {
+  const bytes = src.bytes;
   let start = 0;
   let line = 1;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
+  while (start <= bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
     if (end - start > LIMITS.maxLineBytes) {
       return diagnosticAt(src.name, line, 1, `line is ${end - start} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per line (no Kubernetes object needs more)`);
     }
@@ -77,26 +94,62 @@ function checkLineLengths(src: SourceText): Diagnostic | undefined {
 // JSON: parsed with JSON.parse for speed; positions are found only when an error needs one,
 // by parsing the same text again as YAML (JSON is YAML 1.2).
 
-function readJSON(src: SourceText): ReadResult | undefined {
+/** A locator that parses `text` as YAML on first use; positions are shifted to the file. */
+function lazyLocator(text: () => string, shift: { line: number; column: number } = { line: 1, column: 1 }): Locator {
+  let locateIn: Locator | undefined;
+  return (path) => {
+    if (!locateIn) {
+      const lc = new LineCounter();
+      const docs = parseAllDocuments(text(), { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
+      const doc = Array.isArray(docs) ? docs[0] : undefined;
+      locateIn = doc ? (p) => locateInDocument(doc, lc, p) : () => ({ line: 1, column: 1 });
+    }
+    const at = locateIn(path);
+    return at.line === 1 ? { line: shift.line, column: shift.column + at.column - 1 } : { line: shift.line + at.line - 1, column: at.column };
+  };
+}
+
+/** A JSON `kind: List`, split into items at the byte level (see json-list.ts). */
+function readJSONList(src: Source): ReadResult | undefined {
+  const scan = scanJsonList(src.bytes);
+  if (!scan || !scan.items || !scan.kind?.endsWith('List')) return undefined;
+  const objects: RawObject[] = [];
+  for (const [start, end] of scan.items) {
+    const slice = src.bytes.subarray(start, end);
+    let value: unknown;
+    try {
+      value = JSON.parse(utf8.decode(slice));
+    } catch {
+      return undefined; // the whole-file path reports the syntax error with its position
+    }
+    const shift = () => lineColumnAt(src.bytes, start);
+    const depthError = checkDepth(value);
+    if (depthError) {
+      const at = shift();
+      return { objects: [], diagnostics: [diagnosticAt(src.name, at.line, at.column, depthError)] };
+    }
+    let locate: Locator | undefined;
+    objects.push({
+      value,
+      origin: {
+        file: src.name,
+        locate: (path) => (locate ??= lazyLocator(() => utf8.decode(slice), shift()))(path),
+      },
+    });
+  }
+  return { objects, diagnostics: [] };
+}
+
+function readJSON(name: string, text: string): ReadResult | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(src.text);
+    value = JSON.parse(text);
   } catch {
     return undefined; // let the YAML parser report the syntax error with its position
   }
   const depthError = checkDepth(value);
-  if (depthError) return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, depthError)] };
-  let yamlLocator: ((path: FieldPath) => { line: number; column: number }) | undefined;
-  const locateLazily: Locator = (path) => {
-    if (!yamlLocator) {
-      const lc = new LineCounter();
-      const docs = parseAllDocuments(src.text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
-      const doc = Array.isArray(docs) ? docs[0] : undefined;
-      yamlLocator = doc ? (p) => locateInDocument(doc, lc, p) : () => ({ line: 1, column: 1 });
-    }
-    return yamlLocator(path);
-  };
-  return { objects: splitList(value, src.name, locateLazily), diagnostics: [] };
+  if (depthError) return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, depthError)] };
+  return { objects: splitList(value, name, lazyLocator(() => text)), diagnostics: [] };
 }
 
 /** Depth of nesting, iteratively (a hostile input must not overflow our stack either). */
@@ -115,16 +168,18 @@ function checkDepth(root: unknown): string | undefined {
 // ---------------------------------------------------------------------------------------
 // YAML
 
-function readYAML(src: SourceText): ReadResult {
+function readYAML(name: string, text: string): ReadResult {
   const lc = new LineCounter();
   const diagnostics: Diagnostic[] = [];
   const objects: RawObject[] = [];
   let docs: Document.Parsed[];
   try {
-    const parsed = parseAllDocuments(src.text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: false, stringKeys: true, version: '1.2' });
+    const parsed = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: false, stringKeys: true, version: '1.2' });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
-    return { objects, diagnostics: [diagnosticAt(src.name, 1, 1, `YAML: cannot parse: ${(e as Error).message}`)] };
+    // The parser recurses; hostile nesting can exhaust the stack before our depth check runs.
+    const why = e instanceof RangeError ? `nesting is too deep to parse; no Kubernetes object is deeper than ${LIMITS.maxDepth} levels` : `cannot parse: ${(e as Error).message}`;
+    return { objects, diagnostics: [diagnosticAt(name, 1, 1, `YAML: ${why}`)] };
   }
   const at = (offset: number) => {
     const p = lc.linePos(offset);
@@ -134,7 +189,7 @@ function readYAML(src: SourceText): ReadResult {
     if (doc.errors.length > 0) {
       for (const e of doc.errors) {
         const { line, column } = at(e.pos[0]);
-        diagnostics.push(diagnosticAt(src.name, line, column, `YAML: ${yamlMessage(e.message)}`));
+        diagnostics.push(diagnosticAt(name, line, column, `YAML: ${yamlMessage(e.message)}`));
       }
       continue;
     }
@@ -143,7 +198,7 @@ function readYAML(src: SourceText): ReadResult {
     if (problems.length > 0) {
       for (const p of problems) {
         const { line, column } = at(p.offset);
-        diagnostics.push({ file: src.name, line, column, path: p.path, message: p.message, severity: 'error' });
+        diagnostics.push({ file: name, line, column, path: p.path, message: p.message, severity: 'error' });
       }
       continue;
     }
@@ -153,10 +208,10 @@ function readYAML(src: SourceText): ReadResult {
     } catch (e) {
       const { line, column } = at(doc.contents.range?.[0] ?? 0);
       const why = e instanceof ReferenceError ? `more than ${LIMITS.maxAliasCount} alias expansions (an alias bomb?)` : (e as Error).message;
-      diagnostics.push(diagnosticAt(src.name, line, column, `YAML: ${why}`));
+      diagnostics.push(diagnosticAt(name, line, column, `YAML: ${why}`));
       continue;
     }
-    objects.push(...splitList(value, src.name, (path) => locateInDocument(doc, lc, path)));
+    objects.push(...splitList(value, name, (path) => locateInDocument(doc, lc, path)));
   }
   return { objects, diagnostics };
 }

@@ -5,12 +5,13 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isUtf8 } from 'node:buffer';
 import type { Diagnostic } from './diagnostics.js';
 
-/** One input file's text, with the name diagnostics show. */
-export interface SourceText {
+/** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
+export interface Source {
   name: string;
-  text: string;
+  bytes: Uint8Array;
 }
 
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
@@ -66,31 +67,29 @@ function listDirectory(dir: string, recursive: boolean): string[] {
   return out;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes to text: UTF-8 only, no NUL bytes (binary garbage gets a clear error, not a parse). */
-export function decodeText(name: string, bytes: Uint8Array): SourceText {
+/**
+ * Check that bytes are text: UTF-8 only, no NUL bytes (binary garbage gets a clear error,
+ * not a parse). The text itself is decoded later, piece by piece: a cluster's worth of
+ * manifests can be larger than one JavaScript string.
+ */
+export function checkText(name: string, bytes: Uint8Array): Source {
   const nul = bytes.indexOf(0);
   if (nul >= 0) throw fileError(name, `not a text file: NUL byte at offset ${nul}; manifests are UTF-8 YAML or JSON`);
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw fileError(name, 'not a text file: invalid UTF-8; manifests are UTF-8 YAML or JSON');
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return { name, text };
+  if (!isUtf8(bytes)) throw fileError(name, 'not a text file: invalid UTF-8; manifests are UTF-8 YAML or JSON');
+  // A byte-order mark is not part of the text.
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+  return { name, bytes };
 }
 
-export function readSource(path: string, readStdin: () => Uint8Array): SourceText {
-  if (path === '-') return decodeText('<stdin>', readStdin());
+export function readSource(path: string, readStdin: () => Uint8Array): Source {
+  if (path === '-') return checkText('<stdin>', readStdin());
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (e) {
     throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  return decodeText(path, bytes);
+  return checkText(path, bytes);
 }
 
 export function readStdinSync(): Uint8Array {

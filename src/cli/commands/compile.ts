@@ -20,7 +20,16 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('--proxy-mode ipvs is not implemented yet');
   const chunks = emitIptables(compiled.ir, { standalone: flags.standalone ?? false });
-  if (flags.output !== undefined) writeFileAtomic(flags.output, chunks);
+  if (flags.output !== undefined) writeOutput(flags.output, chunks);
   else io.stdout(chunks);
   return EXIT.ok;
+}
+
+/** -o: atomically, or a clear error (the target directory must exist and be writable). */
+export function writeOutput(path: string, chunks: readonly string[]): void {
+  try {
+    writeFileAtomic(path, chunks);
+  } catch (e) {
+    throw new UsageError(`cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
 }

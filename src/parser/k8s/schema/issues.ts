@@ -59,7 +59,8 @@ export function badValueOf(v: unknown): BadValue {
 
 const EXPECTED_NAMES: Record<string, string> = {
   int: 'integer',
-  number: 'number',
+  // Every number in these schemas is an integer field; zod reports the type check first.
+  number: 'integer',
   string: 'string',
   boolean: 'boolean',
   object: 'object',

@@ -51,7 +51,7 @@ function isV4MappedBytes(ip: IP): boolean {
 }
 
 /** Strict-mode complaint about an IP that legacy parsing accepts (netip.ParseAddr's view). */
-function ipStrictness(text: string): 'leading-zeros' | 'ipv4-mapped' | undefined {
+export function ipStrictness(text: string): 'leading-zeros' | 'ipv4-mapped' | undefined {
   const p = parseIP(text);
   if (!p) return undefined;
   if (hasLeadingZeroOctet(text)) return 'leading-zeros';

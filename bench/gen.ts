@@ -1,0 +1,238 @@
+/**
+ * A seeded generator of realistic clusters, as manifests `kubectl get -o yaml|json` prints
+ * (`kind: List`). Same options and seed → same bytes.
+ *
+ *   node dist/bench/gen.js --services 20000 --seed 1 --format json > cluster.json
+ *
+ * Shape (per Service, drawn from the seeded PRNG):
+ *   type: ~80% ClusterIP, ~12% NodePort, ~5% LoadBalancer (half with source ranges),
+ *         ~3% ClusterIP with externalIPs; node ports stop when the 30000-32767 range is full
+ *   externalTrafficPolicy Local on half of the NodePort/LoadBalancer Services
+ *   ClientIP affinity ~5%; multi-port ~15%; UDP ~5% (DNS-like TCP+UDP pairs among them)
+ *   endpoints: log-normal, mean ~10, a few with hundreds (capped at 1000), in slices of at
+ *   most 100 as the EndpointSlice controller cuts them; ~2% terminating; spread over nodes
+ *   Nodes: max(3, S/100) across three zones; the node to compile for is `node-0`.
+ */
+
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off);
+}
+
+export interface GenOptions {
+  services: number;
+  seed: number;
+  /** Change one Service (the middle one) so two runs can be diffed. */
+  variant?: 'base' | 'one-changed';
+}
+
+/** mulberry32: small, fast, and the same everywhere. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+
+function ipv4(n: number): string {
+  return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+}
+
+const CLUSTER_IP_BASE = (10 << 24) | (96 << 16); // 10.96.0.0/12
+const POD_IP_BASE = (10 << 24) | (128 << 16); // 10.128.0.0/9: room for millions of pods
+const NODE_IP_BASE = (192 << 24) | (168 << 16); // 192.168.0.0/16
+const LB_IP_BASE = (198 << 24) | (18 << 16); // 198.18.0.0/15 (benchmark range)
+const EXT_IP_BASE = (198 << 24) | (19 << 16);
+
+/** Log-normal endpoint count with mean about 10 and a long tail. */
+function endpointCount(rand: () => number): number {
+  const u1 = Math.max(rand(), 1e-12);
+  const u2 = rand();
+  const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+  const n = Math.round(Math.exp(1.75 + 1.0 * z));
+  return Math.max(1, Math.min(1000, n));
+}
+
+export function generateCluster(opts: GenOptions): unknown[] {
+  const rand = prng(opts.seed);
+  const nodes = Math.max(3, Math.ceil(opts.services / 100));
+  const namespaces = Math.max(1, Math.ceil(opts.services / 40));
+  const objects: unknown[] = [];
+  for (let i = 0; i < nodes; i++) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: `node-${i}`, labels: { 'kubernetes.io/hostname': `node-${i}`, 'topology.kubernetes.io/zone': ZONES[i % 3] } },
+      spec: { podCIDR: `10.${128 + ((i >> 8) & 127)}.${i & 255}.0/24`, podCIDRs: [`10.${128 + ((i >> 8) & 127)}.${i & 255}.0/24`] },
+      status: { addresses: [{ type: 'InternalIP', address: ipv4(NODE_IP_BASE + 10 + i) }, { type: 'Hostname', address: `node-${i}` }] },
+    });
+  }
+  let nextNodePort = 30000;
+  let nextPodIP = POD_IP_BASE + 2;
+  const changed = opts.variant === 'one-changed' ? Math.floor(opts.services / 2) : -1;
+  for (let s = 0; s < opts.services; s++) {
+    const ns = `ns-${s % namespaces}`;
+    const name = `svc-${s}`;
+    const r = rand();
+    let type = r < 0.8 ? 'ClusterIP' : r < 0.92 ? 'NodePort' : r < 0.97 ? 'LoadBalancer' : 'ClusterIP-ext';
+    const multi = rand() < 0.15;
+    const udp = rand() < 0.05;
+    const affinity = rand() < 0.05;
+    const local = rand() < 0.5;
+    const ranges = rand() < 0.5;
+    const ports: Array<Record<string, unknown>> = [];
+    const portCount = udp ? 2 : multi ? 2 + Math.floor(rand() * 2) : 1;
+    const needsNodePorts = type === 'NodePort' || type === 'LoadBalancer';
+    if (needsNodePorts && nextNodePort + portCount > 32767) type = 'ClusterIP';
+    for (let p = 0; p < portCount; p++) {
+      const port: Record<string, unknown> = udp
+        ? { name: p === 0 ? 'dns' : 'dns-tcp', port: 53, protocol: p === 0 ? 'UDP' : 'TCP', targetPort: 5353 }
+        : { name: portCount > 1 ? `p${8080 + p}` : 'http', port: 80 + p, protocol: 'TCP', targetPort: 8080 + p };
+      if (type === 'NodePort' || type === 'LoadBalancer') port.nodePort = nextNodePort++;
+      ports.push(port);
+    }
+    const clusterIP = ipv4(CLUSTER_IP_BASE + 10 + s);
+    const spec: Record<string, unknown> = {
+      type: type === 'ClusterIP-ext' ? 'ClusterIP' : type,
+      clusterIP,
+      clusterIPs: [clusterIP],
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      selector: { app: name },
+      ports,
+      sessionAffinity: affinity ? 'ClientIP' : 'None',
+      internalTrafficPolicy: 'Cluster',
+    };
+    if (affinity) spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
+    if (type !== 'ClusterIP') spec.externalTrafficPolicy = local && type !== 'ClusterIP-ext' ? 'Local' : 'Cluster';
+    if (type === 'ClusterIP-ext') spec.externalIPs = [ipv4(EXT_IP_BASE + s)];
+    if (type === 'LoadBalancer') {
+      spec.allocateLoadBalancerNodePorts = true;
+      if (ranges) spec.loadBalancerSourceRanges = ['203.0.113.0/24', '198.51.100.0/24'];
+      if (spec.externalTrafficPolicy === 'Local') spec.healthCheckNodePort = nextNodePort++;
+    }
+    if (s === changed) (ports[0] as Record<string, unknown>).port = 8443;
+    const service: Record<string, unknown> = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns, labels: { app: name } },
+      spec,
+    };
+    if (type === 'LoadBalancer') service.status = { loadBalancer: { ingress: [{ ip: ipv4(LB_IP_BASE + s), ipMode: 'VIP' }] } };
+    else service.status = { loadBalancer: {} };
+    objects.push(service);
+
+    const count = endpointCount(rand);
+    const endpoints: unknown[] = [];
+    for (let e = 0; e < count; e++) {
+      const node = Math.floor(rand() * nodes);
+      const terminating = rand() < 0.02;
+      endpoints.push({
+        addresses: [ipv4(nextPodIP++)],
+        conditions: { ready: !terminating, serving: true, terminating },
+        nodeName: `node-${node}`,
+        zone: ZONES[node % 3],
+        targetRef: { kind: 'Pod', namespace: ns, name: `${name}-${e}` },
+      });
+    }
+    const slicePorts = ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol }));
+    for (let k = 0; k * 100 < endpoints.length; k++) {
+      objects.push({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: `${name}-${k.toString(36).padStart(5, 'x')}`,
+          namespace: ns,
+          labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+        },
+        addressType: 'IPv4',
+        ports: slicePorts,
+        endpoints: endpoints.slice(k * 100, k * 100 + 100),
+      });
+    }
+  }
+  return objects;
+}
+
+/** YAML as `kubectl get -o yaml` prints a List (block style, two-space indent). */
+function toYAML(value: unknown, indent = ''): string {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return ' []\n';
+    let out = '\n';
+    for (const item of value) {
+      const body = toYAML(item, `${indent}  `);
+      out += `${indent}- ${body.startsWith('\n') ? body.slice(indent.length + 3) : body.trimStart()}`;
+    }
+    return out;
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 0) return ' {}\n';
+    let out = '\n';
+    for (const [k, v] of entries) out += `${indent}${yamlKey(k)}:${toYAML(v, `${indent}  `)}`;
+    return out;
+  }
+  return ` ${yamlScalar(value)}\n`;
+}
+
+function yamlKey(k: string): string {
+  return /^[A-Za-z0-9_.\/-]+$/.test(k) ? k : JSON.stringify(k);
+}
+
+function yamlScalar(v: unknown): string {
+  if (typeof v === 'string') return /^[A-Za-z][A-Za-z0-9_.\/-]*$/.test(v) && !/^(true|false|null|yes|no|on|off|y|n)$/i.test(v) ? v : JSON.stringify(v);
+  return JSON.stringify(v);
+}
+
+/**
+ * The List as text chunks, one per item, so clusters larger than a JavaScript string
+ * (about 512 MiB) can still be written. JSON is indented like `kubectl get -o json`.
+ */
+export function* renderCluster(objects: unknown[], format: 'json' | 'yaml'): Generator<string> {
+  if (format === 'json') {
+    yield '{\n    "apiVersion": "v1",\n    "items": [\n';
+    for (let i = 0; i < objects.length; i++) {
+      const item = JSON.stringify(objects[i], null, 4).replace(/\n/g, '\n        ');
+      yield `        ${item}${i < objects.length - 1 ? ',' : ''}\n`;
+    }
+    yield '    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n';
+    return;
+  }
+  yield 'apiVersion: v1\nitems:\n';
+  for (const item of objects) yield toYAML([item]).slice(1);
+  yield 'kind: List\nmetadata:\n  resourceVersion: ""\n';
+}
+
+function main(argv: string[]): void {
+  const arg = (name: string, dflt: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
+  };
+  const services = Number(arg('services', '1000'));
+  const seed = Number(arg('seed', '1'));
+  const format = arg('format', 'json') as 'json' | 'yaml';
+  const variant = arg('variant', 'base') as 'base' | 'one-changed';
+  const out = arg('output', '-');
+  const fd = out === '-' ? 1 : openSync(out, 'w');
+  let buffer = '';
+  for (const chunk of renderCluster(generateCluster({ services, seed, variant }), format)) {
+    buffer += chunk;
+    if (buffer.length > 1 << 20) {
+      writeAll(fd, buffer);
+      buffer = '';
+    }
+  }
+  writeAll(fd, buffer);
+  if (fd !== 1) closeSync(fd);
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) main(process.argv.slice(2));
