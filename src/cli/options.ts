@@ -6,7 +6,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 /** Go's strconv.ParseBool, which kube-proxy's `--flag=true|false` uses. */
-export function parseBool(text: string): boolean {
+export function parseBool(text: string | boolean): boolean {
+  // Commander passes the preset (true) through the parser when the flag has no value.
+  if (typeof text === 'boolean') return text;
   if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
   if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
   throw new InvalidArgumentError(`"${text}" is not a boolean (true or false)`);
@@ -55,8 +57,13 @@ export function addKnobOptions(cmd: Command): Command {
   boolOption(cmd, 'iptables-localhost-nodeports', 'allow node ports on 127.0.0.1 (default true)');
   cmd
     .option('--nodeport-addresses <list>', 'CIDRs node ports are served on, comma-separated, or "primary" (default: all)')
-    .option('--ipvs-scheduler <name>', 'IPVS scheduler (default rr)')
+    .option('--ipvs-scheduler <name>', 'IPVS scheduler (default rr): any of the kernel\'s, e.g. wrr, lc, wlc, sh, mh')
+    .option('--ipvs-exclude-cidrs <cidrs>', 'CIDRs whose IPVS virtual servers kube-proxy never deletes, comma-separated (ipvs mode)')
+    .option('--ipvs-tcp-timeout <duration>', 'IPVS TCP session timeout, e.g. 900s (default 0: keep the kernel\'s)')
+    .option('--ipvs-tcpfin-timeout <duration>', 'IPVS TCP FIN_WAIT timeout, e.g. 120s (default 0: keep the kernel\'s)')
+    .option('--ipvs-udp-timeout <duration>', 'IPVS UDP timeout, e.g. 300s (default 0: keep the kernel\'s)')
     .option('--feature-gates <gates>', 'kube-proxy feature gates, e.g. PreferSameTrafficDistribution=false');
+  boolOption(cmd, 'ipvs-strict-arp', 'set arp_ignore=1 and arp_announce=2 as kube-proxy does (ipvs mode, --standalone apply.sh)');
   boolOption(cmd, 'conntrack-tcp-be-liberal', 'nf_conntrack_tcp_be_liberal is set on the node (no INVALID drop rule)');
   boolOption(cmd, 'masquerade-random-fully', 'iptables supports MASQUERADE --random-fully (default true)', true);
   boolOption(cmd, 'nfacct', 'the nfacct counters exist on the node (default false)', true);

@@ -7,6 +7,7 @@ import type { DetectLocalMode, ProxySettings } from '../ir/context.js';
 import type { Node } from '../parser/k8s/types.js';
 import { canonicalCIDR, canonicalIP } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
+import { IPVS_SCHEDULERS, isKnownScheduler } from '../emit/ipvs/scheduler.js';
 
 /** The flags a command was given (undefined = not given). */
 export interface KnobFlags {
@@ -22,6 +23,13 @@ export interface KnobFlags {
   iptablesLocalhostNodeports?: boolean;
   nodeportAddresses?: string;
   ipvsScheduler?: string;
+  ipvsStrictArp?: boolean;
+  /** Go durations (kube-proxy's --ipvs-tcp-timeout, --ipvs-tcpfin-timeout, --ipvs-udp-timeout). */
+  ipvsTcpTimeout?: string;
+  ipvsTcpfinTimeout?: string;
+  ipvsUdpTimeout?: string;
+  /** Comma-separated CIDRs (--ipvs-exclude-cidrs). */
+  ipvsExcludeCidrs?: string;
   conntrackTcpBeLiberal?: boolean;
   masqueradeRandomFully?: boolean;
   nfacct?: boolean;
@@ -38,7 +46,15 @@ export interface ProxyConfigFile {
   nodePortAddresses?: string[];
   iptables?: { masqueradeAll?: boolean; masqueradeBit?: number; localhostNodePorts?: boolean };
   linux?: { masqueradeAll?: boolean };
-  ipvs?: { scheduler?: string };
+  ipvs?: {
+    scheduler?: string;
+    excludeCIDRs?: string[];
+    strictARP?: boolean;
+    /** metav1.Duration texts, e.g. "900s". */
+    tcpTimeout?: string;
+    tcpFinTimeout?: string;
+    udpTimeout?: string;
+  };
   conntrack?: { tcpBeLiberal?: boolean };
   featureGates?: Record<string, boolean>;
 }
@@ -85,6 +101,49 @@ function checkedCIDRList(flag: string, text: string): string[] {
   return list;
 }
 
+const DURATION_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+
+/**
+ * Go's time.ParseDuration, in whole seconds truncated toward zero (kube-proxy hands the
+ * durations to IPVS as uint32 seconds). Negative values are refused, as kube-proxy's
+ * validation does.
+ */
+export function parseDurationSeconds(flag: string, text: string): number {
+  const t = text.trim();
+  if (t === '0') return 0;
+  const re = /([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/gy;
+  let total = 0;
+  let at = 0;
+  let m: RegExpExecArray | null;
+  while (at < t.length && (m = re.exec(t)) !== null) {
+    if (m[1] === '' || m[1] === '.') break;
+    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    at = re.lastIndex;
+  }
+  if (t === '' || at !== t.length) throw new UsageError(`${flag}: "${text}" is not a duration (e.g. 900s, 15m, 1h30m)`);
+  const seconds = Math.trunc(total + 1e-9);
+  if (seconds > 2 ** 31 - 1) throw new UsageError(`${flag}: "${text}" is too long`);
+  return seconds;
+}
+
+/** The IPVS knobs, checked the way kube-proxy's validation checks them (ipvs mode only). */
+function resolveIpvsSettings(flags: KnobFlags, config: ProxyConfigFile, mode: ProxyMode) {
+  const scheduler = flags.ipvsScheduler ?? (config.ipvs?.scheduler || undefined) ?? 'rr';
+  if (mode === 'ipvs' && !isKnownScheduler(scheduler === '' ? 'rr' : scheduler)) {
+    throw new UsageError(`--ipvs-scheduler: "${scheduler}" is not one of ${IPVS_SCHEDULERS.join(', ')}`);
+  }
+  const duration = (flag: string, value: string | undefined) => (value === undefined || value === '' ? 0 : parseDurationSeconds(flag, value));
+  const excludeText = flags.ipvsExcludeCidrs ?? (config.ipvs?.excludeCIDRs ?? []).join(',');
+  return {
+    ipvsScheduler: scheduler === '' ? 'rr' : scheduler,
+    ipvsStrictARP: flags.ipvsStrictArp ?? config.ipvs?.strictARP ?? false,
+    ipvsTCPTimeout: duration('--ipvs-tcp-timeout', flags.ipvsTcpTimeout ?? config.ipvs?.tcpTimeout),
+    ipvsTCPFinTimeout: duration('--ipvs-tcpfin-timeout', flags.ipvsTcpfinTimeout ?? config.ipvs?.tcpFinTimeout),
+    ipvsUDPTimeout: duration('--ipvs-udp-timeout', flags.ipvsUdpTimeout ?? config.ipvs?.udpTimeout),
+    ipvsExcludeCIDRs: checkedCIDRList('--ipvs-exclude-cidrs', excludeText),
+  };
+}
+
 export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes: readonly Node[]): ResolvedSettings {
   const mode = flags.proxyMode ?? config.mode ?? 'iptables';
   if (mode !== 'iptables' && mode !== 'ipvs') throw new UsageError(`--proxy-mode: "${mode}" is not supported; kpc compiles iptables and ipvs`);
@@ -125,7 +184,7 @@ export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes
     nfacct: flags.nfacct ?? false,
     tcpBeLiberal: flags.conntrackTcpBeLiberal ?? config.conntrack?.tcpBeLiberal ?? false,
     preferSameTrafficDistribution: gates['PreferSameTrafficDistribution'] ?? true,
-    ipvsScheduler: flags.ipvsScheduler ?? (config.ipvs?.scheduler || undefined) ?? 'rr',
+    ...resolveIpvsSettings(flags, config, mode),
   };
   for (const [flag, value] of [['--pod-bridge-interface', proxy.bridgeInterface], ['--pod-interface-name-prefix', proxy.interfaceNamePrefix]] as const) {
     if (value !== '' && !/^[A-Za-z0-9_.@-]{1,15}$/.test(value)) throw new UsageError(`${flag}: "${value}" is not an interface name`);

@@ -20,6 +20,30 @@ export interface GoldenCase {
   expectedErr?: string[];
   hasInput: boolean;
   hasConfig: boolean;
+  /**
+   * Bundle cases (`expected/` directory, e.g. ipvs mode with `-o DIR`): file name → expected
+   * content, for the files present in `expected/` (absent files are not compared).
+   */
+  expectedFiles?: Record<string, string>;
+}
+
+export interface LoadOptions {
+  /**
+   * Include bundle cases (those with an `expected/` directory). Off by default: their runner is
+   * test/ipvs/golden.test.ts, which compares every file of the bundle.
+   */
+  bundles?: boolean;
+}
+
+function readExpectedDir(dir: string): Record<string, string> | undefined {
+  const expectedDir = join(dir, 'expected');
+  if (!existsSync(expectedDir) || !statSync(expectedDir).isDirectory()) return undefined;
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(expectedDir).sort()) {
+    const full = join(expectedDir, name);
+    if (statSync(full).isFile()) files[name] = readFileSync(full, 'utf8');
+  }
+  return files;
 }
 
 function findCaseDirs(dir: string): string[] {
@@ -33,13 +57,14 @@ function findCaseDirs(dir: string): string[] {
   return out;
 }
 
-export function loadGoldenCases(root = FIXTURES_ROOT): GoldenCase[] {
-  return findCaseDirs(root).map((dir) => {
+export function loadGoldenCases(root = FIXTURES_ROOT, options: LoadOptions = {}): GoldenCase[] {
+  const all = findCaseDirs(root).map((dir): GoldenCase => {
     const spec = parse(readFileSync(join(dir, 'case.yaml'), 'utf8')) as Record<string, unknown>;
     const chainText = spec.chain as string | undefined;
     const [table, chain] = chainText ? chainText.split('/') : [];
     const out = join(dir, 'expected.out');
     const err = join(dir, 'expected.err');
+    const expectedFiles = readExpectedDir(dir);
     return {
       name: relative(root, dir),
       dir,
@@ -51,8 +76,10 @@ export function loadGoldenCases(root = FIXTURES_ROOT): GoldenCase[] {
       ...(existsSync(err) ? { expectedErr: readFileSync(err, 'utf8').split('\n').filter((l) => l.trim() !== '') } : {}),
       hasInput: existsSync(join(dir, 'input')),
       hasConfig: existsSync(join(dir, 'config.yaml')),
+      ...(expectedFiles ? { expectedFiles } : {}),
     };
   });
+  return options.bundles ? all : all.filter((c) => c.expectedFiles === undefined);
 }
 
 /** The full argv for a case: its args plus its input and config. */

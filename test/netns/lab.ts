@@ -234,8 +234,20 @@ export interface BackgroundProcess {
   kill(): void;
 }
 
-export function nsSpawn(ns: string, argv: readonly string[]): BackgroundProcess {
-  const child = spawn('ip', ['netns', 'exec', ns, ...argv], { env: LAB_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface SpawnOptions {
+  /**
+   * 'pipe' gives the process a stdin (`child.stdin`) to send it commands on; closing it is the
+   * usual way to tell a well-behaved agent to exit. Default 'ignore'.
+   */
+  stdin?: 'pipe' | 'ignore';
+}
+
+export function nsSpawn(ns: string, argv: readonly string[], opts: SpawnOptions = {}): BackgroundProcess {
+  const child = spawn('ip', ['netns', 'exec', ns, ...argv], {
+    env: LAB_ENV,
+    stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
+  });
+  child.stdin?.on('error', () => {}); // a process that died must not crash the test with EPIPE
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -455,6 +467,36 @@ export async function addVethPair(a: VethEnd, b: VethEnd): Promise<void> {
     const r = await exec(argv);
     if (r.code !== 0) throw new Error(describeFailure(argv.join(' '), r));
   }
+}
+
+/**
+ * Runs several `ip` commands inside `ns` with one process: `ip -n NS -batch -`, each line one
+ * command without the leading `ip` (e.g. `link set eth0 up`, `route add default via 10.0.0.1`).
+ * Family-specific options cannot be given per line; `route add ::/0 via ...` selects IPv6 by
+ * its addresses. Throws with the failing line's message unless all succeed.
+ */
+export async function ipBatch(ns: string, lines: readonly string[]): Promise<void> {
+  if (lines.length === 0) return;
+  const r = await exec(['ip', '-n', ns, '-batch', '-'], { input: `${lines.join('\n')}\n`, timeoutMs: 20_000 });
+  if (r.code !== 0) throw new Error(describeFailure(`[${ns}] ip -batch\n  ${lines.join('\n  ')}\n`, r));
+}
+
+/**
+ * Sets sysctls inside `ns` (`{'net.ipv4.ip_forward': 1}`); net.* sysctls are per namespace, so
+ * the root namespace is untouched. Writes /proc/sys from a process inside the namespace (no
+ * dependency on procps). Keys ending in `?` are optional: skipped when the file does not exist
+ * (e.g. `net.bridge.bridge-nf-call-iptables?` without br_netfilter).
+ */
+export async function nsSysctl(ns: string, settings: Record<string, string | number>): Promise<void> {
+  const script = `
+const fs = require('node:fs');
+for (const [key, value] of Object.entries(JSON.parse(process.argv[1]))) {
+  const optional = key.endsWith('?');
+  const path = '/proc/sys/' + (optional ? key.slice(0, -1) : key).split('.').join('/');
+  if (optional && !fs.existsSync(path)) continue;
+  fs.writeFileSync(path, String(value));
+}`;
+  await nsRun(ns, [process.execPath, '-e', script, JSON.stringify(settings)]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import type { FieldError, FieldPath } from '../../diagnostics.js';
 import { invalid } from '../field-errors.js';
 import { parsedIP } from '../validate/ips.js';
 import { parseGoDuration } from './duration.js';
+import { splitHostPort } from './host-port.js';
 import type { WireV1Alpha1, WireV1Alpha2 } from './schema.js';
 
 export interface At<T> {
@@ -75,7 +76,7 @@ function orDefault(at: At<number>, zeroDefault: number): At<number> {
 
 /** proxyutil.AppendPortIfNeeded. */
 function appendPortIfNeeded(addr: string, port: number): string {
-  if (/^\[.*\]:[^:]*$/.test(addr) || /^[^:[\]]*:[^:]*$/.test(addr)) return addr;
+  if (splitHostPort(addr) !== undefined) return addr;
   const ip = parsedIP(addr);
   if (!ip) return addr;
   return ip.family === 'IPv4' ? `${addr}:${port}` : `[${addr}]:${port}`;

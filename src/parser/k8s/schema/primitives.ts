@@ -25,7 +25,7 @@ export const stringMap = () => z.record(z.string(), z.string()).nullish();
 export const boolMap = () => z.record(z.string(), z.boolean()).nullish();
 export const struct = <S extends z.ZodRawShape>(shape: S) => z.strictObject(shape).nullish();
 /** A field kpc never reads and whose schema grows every release: accepted as any JSON value. */
-export const anything = () => z.unknown();
+export const anything = () => z.unknown().optional();
 
 /**
  * Field names whose value is a map (map[string]...): a key inside them renders as `[key]`, as

@@ -103,7 +103,11 @@ export function validateObjectMeta(meta: CoreObjectMeta, requiresNamespace: bool
   if (meta.generateName !== '') {
     for (const msg of nameFn(meta.generateName, true)) errs.push(invalid(at('generateName'), meta.generateName, msg));
   }
-  if (meta.name === '') {
+  if (meta.name === '' && meta.generateName !== '') {
+    // The API server generates the name before validating; kpc cannot, and needs the name the
+    // cluster generated (a kpc rule in place of the unreachable "Required value").
+    errs.push(forbidden(at('generateName'), 'kpc cannot generate a name offline; set metadata.name (use a manifest read back from the cluster)'));
+  } else if (meta.name === '') {
     errs.push(required(at('name'), 'name or generateName is required'));
   } else {
     for (const msg of nameFn(meta.name, false)) errs.push(invalid(at('name'), meta.name, msg));

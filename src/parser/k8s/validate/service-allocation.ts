@@ -64,11 +64,14 @@ export function allocateNodePorts(svc: CoreService, range: NodePortRange): Field
   if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
     const shouldAllocate = spec.type === 'NodePort' || spec.allocateLoadBalancerNodePorts !== false;
     const byPort = new Map<number, number>();
+    // Port numbers whose node port the cluster would have picked: warned about once.
+    const unallocated = new Set<number>();
     spec.ports.forEach((sp, i) => {
       const path: FieldPath = ['spec', 'ports', i, 'nodePort'];
       // Without allocation (allocateLoadBalancerNodePorts: false) only explicit requests count.
       if (sp.nodePort === 0 && !shouldAllocate) return;
       const allocated = byPort.get(sp.port) ?? 0;
+      if (allocated === 0 && unallocated.has(sp.port)) return;
       if (allocated === 0) {
         const np = findRequestedNodePort(sp.port, svc);
         if (np !== 0) {
@@ -77,6 +80,7 @@ export function allocateNodePorts(svc: CoreService, range: NodePortRange): Field
           sp.nodePort = np;
           byPort.set(sp.port, np);
         } else {
+          unallocated.add(sp.port);
           errs.push(asWarning(required(path, `not allocated; kube-proxy programs no node port for this port (${NOT_ALLOCATED})`)));
         }
       } else if (sp.nodePort !== allocated) {

@@ -1,0 +1,55 @@
+/**
+ * Orders. kpc sorts wherever kube-proxy iterates a Go map or set; where a real tool prints
+ * in its own order (ipvsadm -S), kpc reproduces that tool's order.
+ */
+
+import { parseIP } from '../../net/ip.js';
+
+/** Numeric address order (IPv4 before IPv6), for kpc's own lists. */
+export function compareIPs(a: string, b: string): number {
+  const pa = parseIP(a)!.ip;
+  const pb = parseIP(b)!.ip;
+  if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
+  for (let i = 0; i < pa.bytes.length; i++) {
+    const d = pa.bytes[i]! - pb.bytes[i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Byte-wise string order: Go's sort.Strings, which kube-proxy's sets.List() uses. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * glibc's qsort (msort_with_tmp, glibc ≤2.36 and again from 2.39): a top-down merge sort that
+ * splits n into n/2 and n - n/2 and takes from the left run while cmp(left, right) <= 0.
+ * With a consistent comparator any sort gives the same result; ipvsadm's comparators are not
+ * always consistent (see ipvsadm.ts), and then only this algorithm reproduces its order.
+ */
+export function glibcMergeSort<T>(items: readonly T[], cmp: (a: T, b: T) => number): T[] {
+  const a = [...items];
+  const tmp = new Array<T>(a.length);
+  const sort = (lo: number, n: number): void => {
+    if (n <= 1) return;
+    const n1 = Math.floor(n / 2);
+    const n2 = n - n1;
+    sort(lo, n1);
+    sort(lo + n1, n2);
+    let i = lo;
+    let j = lo + n1;
+    const iEnd = lo + n1;
+    const jEnd = lo + n;
+    let k = 0;
+    while (i < iEnd && j < jEnd) {
+      if (cmp(a[i]!, a[j]!) <= 0) tmp[k++] = a[i++]!;
+      else tmp[k++] = a[j++]!;
+    }
+    while (i < iEnd) tmp[k++] = a[i++]!;
+    // The rest of the right run is already in place (glibc copies only the merged prefix).
+    for (let m = 0; m < k; m++) a[lo + m] = tmp[m]!;
+  };
+  sort(0, a.length);
+  return a;
+}

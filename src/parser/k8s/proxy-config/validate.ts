@@ -1,0 +1,195 @@
+/**
+ * kube-proxy's configuration validation (pkg/proxy/apis/config/validation Validate), in its
+ * order, on the internal configuration. Details are kube-proxy's text; paths are the fields as
+ * written in the file (kube-proxy prints internal Go names such as
+ * `KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MasqueradeBit`, which cannot be located
+ * in a YAML file).
+ *
+ * Not checked, because they need kube-proxy's binary rather than its configuration: feature
+ * gate names (the known-gate list of one release), showHiddenMetricsForVersion (the release's
+ * own minor version), and logging options.
+ *
+ * kpc adds two rules of its own, because these values are written into its output: the IPVS
+ * scheduler must be one the kernel has, and detect-local interface names must be interface names.
+ */
+
+import type { FieldError } from '../../diagnostics.js';
+import { parseCIDR } from '../../../net/ip.js';
+import { invalid, notSupported } from '../field-errors.js';
+import { asJSON } from '../go-format.js';
+import { parsedIP } from '../validate/ips.js';
+import { formatGoDuration } from './duration.js';
+import { splitHostPort } from './host-port.js';
+import type { At, InternalProxyConfig } from './internal.js';
+
+export const PROXY_MODES = ['iptables', 'ipvs', 'nftables'];
+export const DETECT_LOCAL_MODES = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix', ''];
+/** Schedulers of the Linux IPVS module (ip_vs_*.ko). */
+export const IPVS_SCHEDULERS = ['dh', 'fo', 'lblc', 'lblcr', 'lc', 'mh', 'nq', 'ovf', 'rr', 'sed', 'sh', 'twos', 'wlc', 'wrr'];
+
+const NON_NEGATIVE = 'must be greater than or equal to 0';
+
+/** A metav1.Duration prints as its JSON form: the quoted Go duration string. */
+const dur = (at: At<number>) => asJSON(formatGoDuration(at.value));
+
+function masqueradeBit(at: At<number>): FieldError[] {
+  return at.value < 0 || at.value > 31 ? [invalid(at.path, asJSON(at.value), 'must be within the range [0, 31]')] : [];
+}
+
+function nonNegativeDuration(at: At<number>): FieldError[] {
+  return at.value < 0 ? [invalid(at.path, dur(at), NON_NEGATIVE)] : [];
+}
+
+function validateIPVS(c: InternalProxyConfig): FieldError[] {
+  const errs = [...nonNegativeDuration(c.ipvs.tcpTimeout), ...nonNegativeDuration(c.ipvs.tcpFinTimeout), ...nonNegativeDuration(c.ipvs.udpTimeout)];
+  c.ipvs.excludeCIDRs.value.forEach((cidr, i) => {
+    if (!parseCIDR(cidr)) errs.push(invalid([...c.ipvs.excludeCIDRs.path, i], cidr, 'must be a valid CIDR'));
+  });
+  return errs;
+}
+
+function validateLinux(c: InternalProxyConfig): FieldError[] {
+  const ct = c.linux.conntrack;
+  const errs: FieldError[] = [];
+  if (ct.maxPerCore.value < 0) errs.push(invalid(ct.maxPerCore.path, asJSON(ct.maxPerCore.value), NON_NEGATIVE));
+  if (ct.min.value < 0) errs.push(invalid(ct.min.path, asJSON(ct.min.value), NON_NEGATIVE));
+  errs.push(...nonNegativeDuration(ct.tcpEstablishedTimeout), ...nonNegativeDuration(ct.tcpCloseWaitTimeout));
+  errs.push(...nonNegativeDuration(ct.udpTimeout), ...nonNegativeDuration(ct.udpStreamTimeout));
+  const oom = c.linux.oomScoreAdj;
+  if (oom.value < -1000 || oom.value > 1000) errs.push(invalid(oom.path, oom.value, 'must be within the range [-1000, 1000]'));
+  return errs;
+}
+
+function validateMode(c: InternalProxyConfig): FieldError[] {
+  const mode = c.mode.value;
+  if (mode === '' || PROXY_MODES.includes(mode)) return [];
+  return [invalid(c.mode.path, mode, `must be ${PROXY_MODES.join(', ')} or blank (blank means the best-available proxy [currently iptables])`)];
+}
+
+function validatePeriods(c: InternalProxyConfig): FieldError[] {
+  const errs: FieldError[] = [];
+  if (c.configSyncPeriod.value <= 0) errs.push(invalid(c.configSyncPeriod.path, dur(c.configSyncPeriod), 'must be greater than 0'));
+  if (c.syncPeriod.value <= 0) errs.push(invalid(c.syncPeriod.path, dur(c.syncPeriod), 'must be greater than 0'));
+  if (c.minSyncPeriod.value < 0) errs.push(invalid(c.minSyncPeriod.path, dur(c.minSyncPeriod), NON_NEGATIVE));
+  if (c.minSyncPeriod.value > c.syncPeriod.value) {
+    errs.push(invalid(c.syncPeriod.path, dur(c.minSyncPeriod), 'must be greater than or equal to KubeProxyConfiguration.MinSyncPeriod'));
+  }
+  return errs;
+}
+
+/** validateHostPort: `IP:port` with a parseable IP and a port in 1-65535. */
+function validateHostPort(at: At<string>): FieldError[] {
+  const hp = splitHostPort(at.value);
+  if (!hp) return [invalid(at.path, at.value, 'must be IP:port')];
+  const errs: FieldError[] = [];
+  if (!parsedIP(hp.host)) errs.push(invalid(at.path, hp.host, 'must be a valid IP'));
+  const p = /^[+-]?\d+$/.test(hp.port) ? Number(hp.port) : NaN;
+  if (!(p >= 1 && p <= 65535)) errs.push(invalid(at.path, hp.port, 'must be a valid port'));
+  return errs;
+}
+
+/** utilnet.ParsePortRange: "", "N", "A-B" or "A+N" within 0-65535, low <= high. */
+export function isValidPortRange(value: string): boolean {
+  const v = value.trim();
+  if (v === '') return true;
+  const int = (s: string) => (/^[+-]?\d+$/.test(s) ? Number(s) : NaN);
+  const hyphen = v.indexOf('-');
+  const plus = v.indexOf('+');
+  let low: number;
+  let high: number;
+  if (hyphen === -1 && plus === -1) low = high = int(v);
+  else if (hyphen !== -1 && plus === -1) {
+    low = int(v.slice(0, hyphen));
+    high = int(v.slice(hyphen + 1));
+  } else if (plus !== -1 && hyphen === -1) {
+    low = int(v.slice(0, plus));
+    high = low + int(v.slice(plus + 1));
+  } else return false;
+  if (Number.isNaN(low) || Number.isNaN(high)) return false;
+  return low <= 65535 && high <= 65535 && high >= low;
+}
+
+function validateNodePortAddresses(at: At<string[]>): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [i, addr] of at.value.entries()) {
+    if (addr === 'primary') {
+      if (i !== 0 || at.value.length !== 1) errs.push(invalid([...at.path, i], addr, "can't use both 'primary' and CIDRs"));
+      break;
+    }
+    if (!parseCIDR(addr)) errs.push(invalid([...at.path, i], addr, 'must be a valid CIDR'));
+  }
+  return errs;
+}
+
+const DUAL_STACK_PAIR = 'must be a either a single CIDR or dual-stack pair of CIDRs (e.g. [10.100.0.0/16, fde4:8dba:82e1::/48]';
+
+/** validateDualStackCIDRStrings; v1alpha1's comma-separated clusterCIDR cannot be indexed. */
+function validateClusterCIDRs(at: At<string[]>): FieldError[] {
+  const cidrs = at.value;
+  const indexable = at.path[at.path.length - 1] !== 'clusterCIDR';
+  if (cidrs.length > 2) return [invalid(at.path, asJSON(cidrs), DUAL_STACK_PAIR)];
+  const errs: FieldError[] = [];
+  cidrs.forEach((c, i) => {
+    if (!parseCIDR(c)) errs.push(invalid(indexable ? [...at.path, i] : at.path, c, 'must be a valid CIDR block (e.g. 10.100.0.0/16 or fde4:8dba:82e1::/48)'));
+  });
+  if (cidrs.length === 2) {
+    const fams = cidrs.map((c) => parseCIDR(c)?.cidr.ip.family);
+    if (!fams.includes(undefined) && fams[0] === fams[1]) errs.push(invalid(at.path, asJSON(cidrs), DUAL_STACK_PAIR));
+  }
+  return errs;
+}
+
+/** kpc rule: an interface name kpc writes into `-i` arguments. */
+function validateInterfaceName(at: At<string>): FieldError[] {
+  if (at.value === '') return [invalid(at.path, at.value, 'must not be empty')];
+  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(at.value) || at.value === '.' || at.value === '..') {
+    return [invalid(at.path, at.value, "must be a network interface name: 1-15 characters from A-Z, a-z, 0-9, '_', '.', '@' and '-' (kpc writes it into rules)")];
+  }
+  return [];
+}
+
+function validateDetectLocal(c: InternalProxyConfig): FieldError[] {
+  const mode = c.detectLocalMode;
+  if (!DETECT_LOCAL_MODES.includes(mode.value)) return [notSupported(mode.path, mode.value, DETECT_LOCAL_MODES)];
+  switch (mode.value) {
+    case 'BridgeInterface':
+      return validateInterfaceName(c.detectLocal.bridgeInterface);
+    case 'InterfaceNamePrefix':
+      return validateInterfaceName(c.detectLocal.interfaceNamePrefix);
+    case 'ClusterCIDR':
+    case '':
+      // "" is what v1alpha1 leaves unset; kube-proxy reads it as ClusterCIDR.
+      return c.detectLocal.clusterCIDRs.value.length > 0 ? validateClusterCIDRs(c.detectLocal.clusterCIDRs) : [];
+  }
+  return [];
+}
+
+/** kpc rule: the scheduler name goes into ipvsadm input. */
+function validateScheduler(c: InternalProxyConfig): FieldError[] {
+  const s = c.ipvs.scheduler;
+  return s.value === '' || IPVS_SCHEDULERS.includes(s.value) ? [] : [notSupported(s.path, s.value, IPVS_SCHEDULERS)];
+}
+
+export function validateProxyConfig(c: InternalProxyConfig): FieldError[] {
+  const errs: FieldError[] = [];
+  errs.push(...masqueradeBit(c.iptables.masqueradeBit));
+  if (c.mode.value === 'ipvs') errs.push(...validateIPVS(c));
+  if (c.mode.value === 'nftables') errs.push(...masqueradeBit(c.nftables.masqueradeBit));
+  errs.push(...validateLinux(c));
+  errs.push(...validateMode(c));
+  if (c.burst.value < 0) errs.push(invalid(c.burst.path, c.burst.value, NON_NEGATIVE));
+  errs.push(...validatePeriods(c));
+  if (c.bindAddress && !parsedIP(c.bindAddress.value)) {
+    errs.push(invalid(c.bindAddress.path, c.bindAddress.value, 'not a valid textual representation of an IP address'));
+  }
+  if (c.healthzBindAddress && c.healthzBindAddress.value !== '') errs.push(...validateHostPort(c.healthzBindAddress));
+  if (c.metricsBindAddress) errs.push(...validateHostPort(c.metricsBindAddress));
+  if (c.portRange && !isValidPortRange(c.portRange.value)) {
+    errs.push(invalid(c.portRange.path, c.portRange.value, 'must be a valid port range (e.g. 300-2000)'));
+  }
+  errs.push(...validateNodePortAddresses(c.nodePortAddresses));
+  errs.push(...validateDetectLocal(c));
+  errs.push(...validateScheduler(c));
+  return errs;
+}
+

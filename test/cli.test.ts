@@ -1,0 +1,140 @@
+/**
+ * The command-line contract (cli.md): exit codes, stdout only for complete output, atomic -o,
+ * stdin, notes for skipped kinds, usage errors.
+ */
+
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runKpc } from './helpers/run-kpc.js';
+
+const QUICKSTART = join(import.meta.dirname, '..', 'fixtures', 'examples', 'quickstart');
+const tmp = mkdtempSync(join(tmpdir(), 'kpc-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const svc = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  clusterIP: 10.96.0.1
+  ports: [{port: 80, protocol: TCP}]
+`;
+
+describe('kpc command line', () => {
+  it('--version names the kube-proxy release it reproduces', async () => {
+    const r = await runKpc(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^kpc \d+\.\d+\.\d+ \(reproduces kube-proxy v1\.\d+\)\n$/);
+  });
+
+  it('--help and help compile show examples and exit 0', async () => {
+    const a = await runKpc(['--help']);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toContain('kpc compile -f');
+    const b = await runKpc(['help', 'compile']);
+    expect(b.code).toBe(0);
+    expect(b.stdout).toContain('--hostname-override');
+  });
+
+  it('an unknown flag is a usage error (exit 2), nothing on stdout', async () => {
+    const r = await runKpc(['compile', '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/unknown option/);
+  });
+
+  it('no input is a usage error', async () => {
+    const r = await runKpc(['compile', '--hostname-override', 'n']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no input/);
+  });
+
+  it('compiles the quickstart with the node taken from the only Node object', async () => {
+    const r = await runKpc(['compile', '-f', QUICKSTART, '--cluster-cidr', '10.244.0.0/16']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.startsWith('*filter\n')).toBe(true);
+    expect(r.stdout.endsWith('COMMIT\n')).toBe(true);
+    expect(r.stdout).toContain('-A KUBE-SERVICES -m comment --comment "shop/web:http cluster IP" -m tcp -p tcp -d 10.96.10.10 --dport 80 -j KUBE-SVC-');
+  });
+
+  it('reads stdin with -f -', async () => {
+    const r = await runKpc(['compile', '-f', '-', '--hostname-override', 'node-a'], svc);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('"default/web has no endpoints"');
+  });
+
+  it('-f - may be given only once', async () => {
+    const r = await runKpc(['compile', '-f', '-', '-f', '-', '--hostname-override', 'n'], svc);
+    expect(r.code).toBe(2);
+  });
+
+  it('-o writes the file atomically and prints nothing', async () => {
+    const dir = mkdtempSync(join(tmp, 'out-'));
+    const out = join(dir, 'rules.txt');
+    writeFileSync(out, 'old contents\n');
+    const r = await runKpc(['compile', '-f', QUICKSTART, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(readFileSync(out, 'utf8')).toMatch(/^\*filter\n[\s\S]*COMMIT\n$/);
+    expect(readdirSync(dir)).toEqual(['rules.txt']); // no temporary file left behind
+  });
+
+  it('bad input leaves an existing -o file untouched', async () => {
+    const dir = mkdtempSync(join(tmp, 'out-'));
+    const out = join(dir, 'rules.txt');
+    writeFileSync(out, 'old contents\n');
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, svc.replace('port: 80', 'port: 0'));
+    const r = await runKpc(['compile', '-f', bad, '--hostname-override', 'n', '-o', out]);
+    expect(r.code).toBe(2);
+    expect(readFileSync(out, 'utf8')).toBe('old contents\n');
+    expect(readdirSync(dir).sort()).toEqual(['bad.yaml', 'rules.txt']);
+  });
+
+  it('skips other kinds with a note, so `kubectl get all -o yaml` output works', async () => {
+    const f = join(tmp, 'mixed.yaml');
+    writeFileSync(f, `${svc}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec: {}\n`);
+    const r = await runKpc(['compile', '-f', f, '--hostname-override', 'n']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/note: .*Deployment/);
+  });
+
+  it('asks which node when several Nodes are given and none is named', async () => {
+    const f = join(tmp, 'nodes.yaml');
+    writeFileSync(f, ['a', 'b'].map((n) => `apiVersion: v1\nkind: Node\nmetadata: {name: node-${n}}\n`).join('---\n'));
+    const r = await runKpc(['compile', '-f', f]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--hostname-override/);
+  });
+
+  it('validate: 0 for valid input with a summary, 2 with every problem', async () => {
+    const ok = await runKpc(['validate', '-f', QUICKSTART]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).toMatch(/valid: /);
+    const f = join(tmp, 'two-problems.yaml');
+    writeFileSync(f, svc.replace('port: 80', 'port: 0').replace('protocol: TCP', 'protocol: tcp'));
+    const bad = await runKpc(['validate', '-f', f]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`${f}:6:18: spec.ports[0].port: Invalid value: 0`);
+    expect(bad.stderr).toMatch(/spec\.ports\[0\]\.port: Invalid value: 0/);
+    expect(bad.stderr).toMatch(/spec\.ports\[0\]\.protocol: Unsupported value: "tcp"/);
+  });
+
+  it('boolean flags take kube-proxy\'s --flag=false form', async () => {
+    const a = await runKpc(['compile', '-f', QUICKSTART, '--iptables-localhost-nodeports=false']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.stdout).toContain('! -d 127.0.0.0/8 -j KUBE-NODEPORTS');
+    const b = await runKpc(['compile', '-f', QUICKSTART, '--masquerade-random-fully=false']);
+    expect(b.stdout).not.toContain('--random-fully');
+    const c = await runKpc(['compile', '-f', QUICKSTART, '--no-masquerade-random-fully']);
+    expect(c.stdout).toBe(b.stdout);
+  });
+
+  it('never leaves a file when the output directory does not exist', async () => {
+    const out = join(tmp, 'missing-dir', 'rules.txt');
+    const r = await runKpc(['compile', '-f', QUICKSTART, '-o', out]);
+    expect(r.code).toBeGreaterThan(1);
+    expect(existsSync(out)).toBe(false);
+  });
+});
