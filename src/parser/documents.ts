@@ -11,7 +11,7 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
 import { fieldError, locateError, type Diagnostic, type FieldPath, type ObjectOrigin } from './diagnostics.js';
 import type { Source } from './input-files.js';
-import { lineColumnAt, scanJsonList } from './json-list.js';
+import { LineIndex, scanJsonList } from './json-list.js';
 
 export const LIMITS = {
   /** Longest accepted line; a real manifest's longest lines are certificates and JSON annotations. */
@@ -114,6 +114,7 @@ function readJSONList(src: Source): ReadResult | undefined {
   const scan = scanJsonList(src.bytes);
   if (!scan || !scan.items || !scan.kind?.endsWith('List')) return undefined;
   const objects: RawObject[] = [];
+  const lines = new LineIndex(src.bytes);
   for (const [start, end] of scan.items) {
     const slice = src.bytes.subarray(start, end);
     let value: unknown;
@@ -122,7 +123,7 @@ function readJSONList(src: Source): ReadResult | undefined {
     } catch {
       return undefined; // the whole-file path reports the syntax error with its position
     }
-    const shift = () => lineColumnAt(src.bytes, start);
+    const shift = () => lines.at(start);
     const depthError = checkDepth(value);
     if (depthError) {
       const at = shift();

@@ -129,13 +129,28 @@ export function scanJsonList(buf: Uint8Array): JsonListScan | undefined {
   }
 }
 
-/** 1-based line and column of a byte offset (counting newlines; columns in bytes). */
-export function lineColumnAt(buf: Uint8Array, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let k = buf.indexOf(0x0a); k >= 0 && k < offset; k = buf.indexOf(0x0a, k + 1)) {
-    line++;
-    lineStart = k + 1;
+/** Byte offsets of every line start, found once, for line/column look-ups by binary search. */
+export class LineIndex {
+  private starts: number[] | undefined;
+
+  constructor(private readonly buf: Uint8Array) {}
+
+  /** 1-based line and column of a byte offset (columns in bytes). */
+  at(offset: number): { line: number; column: number } {
+    const starts = (this.starts ??= this.scan());
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: offset - starts[lo]! + 1 };
   }
-  return { line, column: offset - lineStart + 1 };
+
+  private scan(): number[] {
+    const starts = [0];
+    for (let k = this.buf.indexOf(0x0a); k >= 0; k = this.buf.indexOf(0x0a, k + 1)) starts.push(k + 1);
+    return starts;
+  }
 }

@@ -3,7 +3,7 @@
  * Kubernetes objects, or every problem found on the way (each with file:line:column).
  */
 
-import { locateError, type Diagnostic, type ObjectOrigin } from './diagnostics.js';
+import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from './diagnostics.js';
 import { readDocuments, type RawObject } from './documents.js';
 import { expandPaths, InputFileError, readSource } from './input-files.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
@@ -45,6 +45,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
     throw e;
   }
   let defaulted = 0;
+  const warnings = new WarningCollector();
   for (const file of files) {
     let raws: RawObject[];
     try {
@@ -66,7 +67,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
         result.notes.push(`${raw.origin.file}: ${decoded.note}`);
         continue;
       }
-      result.warnings.push(...decoded.warnings.map((w) => locateError(raw.origin, w)));
+      for (const w of decoded.warnings) warnings.add(raw.origin, w);
       if (decoded.status === 'invalid') {
         result.errors.push(...decoded.errors.map((e) => locateError(raw.origin, e)));
         continue;
@@ -74,6 +75,8 @@ export function loadObjects(options: LoadOptions): LoadResult {
       result.objects.push({ object: decoded.object, origin: raw.origin });
     }
   }
+  result.warnings.push(...warnings.located);
+  result.notes.push(...warnings.summary());
   if (defaulted > 0) {
     result.notes.push(`${defaulted} object(s) without metadata.namespace were read as namespace "${options.defaultNamespace}" (as kubectl does)`);
   }
@@ -85,6 +88,32 @@ export function loadObjects(options: LoadOptions): LoadResult {
   }
   result.errors.splice(options.maxErrors);
   return result;
+}
+
+/**
+ * Warnings are located (which may mean parsing a file again for positions) only for the
+ * first few of each kind; a cluster with 500 Services using externalIPs should not print
+ * 500 identical lines.
+ */
+class WarningCollector {
+  static readonly PER_MESSAGE = 3;
+  readonly located: Diagnostic[] = [];
+  private readonly counts = new Map<string, number>();
+
+  add(origin: ObjectOrigin, w: FieldError): void {
+    const key = `${formatFieldPath(w.path).replace(/\[\d+\]/g, '[]')}: ${w.message}`;
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    if (n <= WarningCollector.PER_MESSAGE) this.located.push(locateError(origin, w));
+  }
+
+  summary(): string[] {
+    const out: string[] = [];
+    for (const [key, n] of this.counts) {
+      if (n > WarningCollector.PER_MESSAGE) out.push(`${n - WarningCollector.PER_MESSAGE} more warning(s) like "${key}"`);
+    }
+    return out;
+  }
 }
 
 /** kubectl fills in the context namespace; kpc fills in --namespace. True when it did. */
