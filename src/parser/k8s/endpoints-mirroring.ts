@@ -68,12 +68,8 @@ function fnv1a(text: string): number {
 function sliceName(endpointsName: string, seed: string): string {
   const dashed = `${endpointsName}-`;
   const prefix = nameIsDNSSubdomain(dashed, true).length === 0 ? dashed : endpointsName;
-  let h = fnv1a(seed);
   let suffix = '';
-  for (let i = 0; i < 5; i++) {
-    suffix += ALPHANUMS[h % ALPHANUMS.length];
-    h = Math.floor(h / ALPHANUMS.length) ^ fnv1a(`${seed}/${i}`);
-  }
+  for (let i = 0; i < 5; i++) suffix += ALPHANUMS[fnv1a(`${seed}/${i}`) % ALPHANUMS.length];
   return `${prefix.slice(0, 58)}${suffix}`;
 }
 

@@ -6,7 +6,7 @@
 
 import type { FieldError, FieldPath } from '../../diagnostics.js';
 import { forbidden, invalid, required, tooLong } from '../field-errors.js';
-import { asJSON, byteLength } from '../go-format.js';
+import { asJSON, byteLength, GoStruct } from '../go-format.js';
 import type { CoreObjectMeta, OwnerReference } from '../model/meta.js';
 import { validateAnnotations, validateLabels } from './labels.js';
 import { isQualifiedName, nameIsDNSLabel, type NameFunc } from './names.js';
@@ -26,6 +26,17 @@ function versionOf(apiVersion: string): string {
   return '';
 }
 
+/** metav1.OwnerReference as json.Marshal prints it: declaration order, nil pointers omitted. */
+function ownerReferenceJSON(ref: OwnerReference): GoStruct {
+  return new GoStruct([
+    ['apiVersion', ref.apiVersion],
+    ['kind', ref.kind],
+    ['name', ref.name],
+    ['uid', ref.uid],
+    ...(ref.controller !== undefined ? [['controller', ref.controller] as const] : []),
+  ]);
+}
+
 function validateOwnerReferences(refs: OwnerReference[]): FieldError[] {
   const path = at('ownerReferences');
   const errs: FieldError[] = [];
@@ -38,7 +49,7 @@ function validateOwnerReferences(refs: OwnerReference[]): FieldError[] {
     if (ref.controller === true) {
       const name = `${ref.kind}/${ref.name}`;
       if (firstController !== '') {
-        errs.push(invalid(path, asJSON(refs), `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${name}`));
+        errs.push(invalid(path, asJSON(refs.map(ownerReferenceJSON)), `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${name}`));
       } else {
         firstController = name;
       }
