@@ -12,6 +12,8 @@ import { InputErrors, type CommonFlags } from './pipeline.js';
 import type { Io } from './io.js';
 import { runCompile, type CompileFlags } from './commands/compile.js';
 import { runValidate } from './commands/validate.js';
+import { runDiff, type DiffFlags } from './commands/diff.js';
+import { runCheck, type CheckFlags } from './commands/check.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
@@ -37,6 +39,13 @@ Examples:
 
   # A self-contained ruleset for a fresh network namespace
   kpc compile -f manifests/ --standalone --hostname-override node-a | ip netns exec lab iptables-restore
+
+  # Only what changed since the rules a node has now, for iptables-restore --noflush
+  iptables-save > node.txt
+  kpc compile -f manifests/ --hostname-override node-a --previous node.txt | iptables-restore --noflush
+
+  # What changed, per Service port (exit 1 when something did)
+  kpc diff -f manifests/ --hostname-override node-a --previous node.txt
 
   # Check manifests the way the API server would
   kpc validate -f manifests/ -R
@@ -64,9 +73,23 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
     .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
     .option('-o, --output <path>', 'write to PATH atomically instead of stdout')
+    .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush)')
+    .option('--full', 'with --previous: print everything, plus the deletions')
     .addHelpText('after', EXAMPLES)
     .exitOverride()
     .action((flags: CompileFlags) => setExit(runCompile(flags, io)));
+
+  commonCommand(program, 'diff', 'show, per Service port, what changed against a previous output (exit 0 same, 1 differs)')
+    .requiredOption('--previous <path>', 'a previous output or a node\'s iptables-save')
+    .option('-o, --output <format>', 'json for tools (default: a human view, coloured on a terminal)')
+    .exitOverride()
+    .action((flags: DiffFlags) => setExit(runDiff(flags, io)));
+
+  commonCommand(program, 'check', 'CI golden check: compile and compare with a committed file (exit 0 same, 1 drift)')
+    .requiredOption('--golden <path>', 'the committed output to compare with')
+    .option('--standalone', 'compare the --standalone form')
+    .exitOverride()
+    .action((flags: CheckFlags) => setExit(runCheck(flags, io)));
 
   commonCommand(program, 'validate', 'read and validate the manifests; print every problem')
     .addHelpText('after', EXAMPLES)

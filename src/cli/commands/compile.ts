@@ -8,10 +8,15 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import { writeFileAtomic, type Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
+import { readState } from '../../diff/state.js';
+import { renderDelta } from '../../diff/delta.js';
+import { readPreviousState } from './previous.js';
 
 export interface CompileFlags extends CommonFlags {
   standalone?: boolean;
   output?: string;
+  previous?: string;
+  full?: boolean;
 }
 
 export function runCompile(flags: CompileFlags, io: Io): number {
@@ -19,7 +24,14 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('--proxy-mode ipvs is not implemented yet');
-  const chunks = emitIptables(compiled.ir, { standalone: flags.standalone ?? false });
+  let chunks = emitIptables(compiled.ir, { standalone: flags.standalone ?? false });
+  if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
+  if (flags.previous !== undefined) {
+    // Only what must change, for `iptables-restore --noflush`.
+    const before = readPreviousState(flags.previous, compiled.family);
+    const after = readState(chunks.join(''), compiled.family);
+    chunks = [renderDelta(before, after, { full: flags.full ?? false })];
+  }
   if (flags.output !== undefined) writeOutput(flags.output, chunks);
   else io.stdout(chunks);
   return EXIT.ok;

@@ -1,0 +1,38 @@
+/**
+ * `kpc diff --previous PATH`: what the manifests would change against a previous output or a
+ * node's iptables-save, grouped by Service port. Exit 0 same, 1 differs, ≥2 error (kubectl diff).
+ */
+
+import { Chalk } from 'chalk';
+import { emitIptables } from '../../emit/iptables/index.js';
+import { diffStates, renderReport, reportJSON, type Paint } from '../../diff/report.js';
+import { readState } from '../../diff/state.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
+import { printDiagnostics, reportNotes } from '../report.js';
+import { compileInput, type CommonFlags } from '../pipeline.js';
+import { readPreviousState } from './previous.js';
+
+export interface DiffFlags extends CommonFlags {
+  previous?: string;
+  output?: string;
+}
+
+function painter(enabled: boolean): Paint {
+  const chalk = new Chalk({ level: enabled ? 1 : 0 });
+  return { added: chalk.green, removed: chalk.red, changed: chalk.yellow, heading: chalk.bold };
+}
+
+export function runDiff(flags: DiffFlags, io: Io): number {
+  if (flags.previous === undefined) throw new UsageError('kpc diff needs --previous PATH (an earlier output or a node\'s iptables-save)');
+  if (flags.output !== undefined && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: kpc diff prints text, or JSON with -o json`);
+  const compiled = compileInput(flags, io.readStdin);
+  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
+  reportNotes(io, compiled.loaded.notes);
+  if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc diff of ipvs output is not implemented yet');
+  const before = readPreviousState(flags.previous, compiled.family);
+  const after = readState(emitIptables(compiled.ir, { standalone: false }).join(''), compiled.family);
+  const report = diffStates(before, after);
+  io.stdout([flags.output === 'json' ? reportJSON(report) : renderReport(report, painter(io.stdoutIsTTY))]);
+  return report.changed ? EXIT.differs : EXIT.ok;
+}

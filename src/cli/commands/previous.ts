@@ -1,0 +1,27 @@
+/**
+ * Reading a previous state (`--previous PATH`): kpc's own output or a node's iptables-save.
+ */
+
+import { readFileSync } from 'node:fs';
+import { readState, type IptablesState } from '../../diff/state.js';
+import { RulesReadError } from '../../trace/read.js';
+import { UsageError } from '../exit-codes.js';
+import type { IPFamily } from '../../net/ip.js';
+
+export function readTextFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`${what} ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+}
+
+export function readPreviousState(path: string, family: IPFamily): IptablesState {
+  const text = readTextFile(path, '--previous');
+  try {
+    return readState(text, family);
+  } catch (e) {
+    if (e instanceof RulesReadError) throw new UsageError(`--previous ${path}:${e.line}: ${e.detail}`);
+    throw e;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The iptables-restore --noflush input that turns a previous state into a new one, touching
+ * as little as possible:
+ *
+ *   - kube-proxy's per-service chains (KUBE-SVC/SVL/EXT/FW/SEP-) that are new or changed are
+ *     declared (which flushes them) and written in full; those that are gone are flushed and
+ *     deleted (`-X`), last, after every reference to them is gone;
+ *   - the long top-level chains (KUBE-SERVICES, KUBE-NODEPORTS, KUBE-EXTERNAL-SERVICES,
+ *     KUBE-PROXY-FIREWALL) get rule-level `-D` and `-I` lines, so one changed Service costs a
+ *     few lines instead of a rewrite of every Service's rules (kube-proxy's partial sync
+ *     rewrites them whole);
+ *   - kube-proxy's other fixed chains (KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-FORWARD,
+ *     KUBE-FIREWALL) are rewritten when they differ;
+ *   - chains that are not kube-proxy's (DOCKER, CNI chains, KUBE-PROXY-CANARY, ...) and the
+ *     built-in chains are never touched.
+ *
+ * With `full`, every chain of the new state is written whole (kube-proxy's full sync), plus
+ * the deletions.
+ */
+
+import { editScript } from './sequence.js';
+import { isKubeProxyChain, isServiceChain, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+
+export interface DeltaOptions {
+  full: boolean;
+  /** Beyond this many edits in one top-level chain, rewrite it instead. */
+  maxEdits?: number;
+}
+
+interface TableDelta {
+  declare: string[];
+  edits: string[];
+  rewrites: string[];
+  deletes: string[];
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** -D/-I lines for one top-level chain, or undefined when a rewrite is the better deal. */
+function ruleEdits(chain: string, before: ChainState, after: ChainState, maxEdits: number): string[] | undefined {
+  const script = editScript(
+    before.rules.map((r) => r.key),
+    after.rules.map((r) => r.key),
+    maxEdits,
+  );
+  if (!script) return undefined;
+  const lines: string[] = [];
+  // Deletions by rule text (robust to position drift); then insertions at their final
+  // positions in ascending order, which rebuilds the new order exactly.
+  for (const e of script) if (e.op === 'delete') lines.push(`-D ${chain} ${before.rules[e.oldIndex]!.spec}`);
+  for (const e of script) if (e.op === 'insert') lines.push(`-I ${chain} ${e.newIndex + 1} ${after.rules[e.newIndex]!.spec}`);
+  return lines.length * 2 < after.rules.length + 2 ? lines : undefined;
+}
+
+function writeChain(out: TableDelta, chain: ChainState): void {
+  out.declare.push(chain.name);
+  for (const r of chain.rules) out.rewrites.push(`-A ${chain.name} ${r.spec}`);
+}
+
+function tableDelta(name: 'filter' | 'nat', before: TableState, after: TableState, options: DeltaOptions): TableDelta {
+  const out: TableDelta = { declare: [], edits: [], rewrites: [], deletes: [] };
+  const maxEdits = options.maxEdits ?? 2000;
+  const names = [...after.keys()].filter((c) => isKubeProxyChain(name, c)).sort(compareNames);
+  for (const chainName of names) {
+    const next = after.get(chainName)!;
+    const prev = before.get(chainName);
+    if (options.full || !prev) {
+      writeChain(out, next);
+      continue;
+    }
+    if (sameRules(prev, next)) continue;
+    const edits = TOP_LEVEL_CHAINS.has(chainName) ? ruleEdits(chainName, prev, next, maxEdits) : undefined;
+    if (edits) out.edits.push(...edits);
+    else writeChain(out, next);
+  }
+  // Stale per-service chains: flushed by their declaration, deleted after the references to
+  // them (in rewritten or edited chains) are gone.
+  const stale = [...before.keys()].filter((c) => name === 'nat' && isServiceChain(c) && !after.has(c)).sort(compareNames);
+  for (const chainName of stale) {
+    out.declare.push(chainName);
+    out.deletes.push(`-X ${chainName}`);
+  }
+  return out;
+}
+
+/** The delta as restore text (empty when nothing changes). */
+export function renderDelta(before: IptablesState, after: IptablesState, options: DeltaOptions): string {
+  let text = '';
+  for (const name of ['filter', 'nat'] as const) {
+    const d = tableDelta(name, before.get(name) ?? new Map(), after.get(name) ?? new Map(), options);
+    if (d.declare.length + d.edits.length + d.deletes.length === 0) continue;
+    text += `*${name}\n`;
+    for (const c of d.declare) text += `:${c} - [0:0]\n`;
+    for (const line of [...d.edits, ...d.rewrites, ...d.deletes]) text += `${line}\n`;
+    text += 'COMMIT\n';
+  }
+  return text;
+}

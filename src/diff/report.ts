@@ -1,0 +1,195 @@
+/**
+ * `kpc diff`: what changed between two iptables states, grouped by Service port — chains
+ * added, removed and changed, rules added and removed in the top-level chains, endpoints
+ * added and removed.
+ *
+ * Which Service port a chain belongs to is read from the rules themselves, so a node's
+ * iptables-save works as well as kpc's output: a top-level rule's comment names the port
+ * (`"ns/svc:http cluster IP"`, or the bare name in KUBE-NODEPORTS), and every chain reached
+ * from that rule by jumps belongs to the same port. What belongs to no port (KUBE-POSTROUTING,
+ * KUBE-FORWARD, ...) is reported under "node".
+ */
+
+import { editScript } from './sequence.js';
+import { isKubeProxyChain, isServiceChain, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+
+export interface RuleRef {
+  table: string;
+  chain: string;
+  rule: string;
+}
+
+export interface ChainChange {
+  /** `table/chain` */
+  chain: string;
+  rulesAdded: string[];
+  rulesRemoved: string[];
+}
+
+export interface PortChange {
+  /** `ns/name:port`, or `node` for what belongs to no Service port. */
+  servicePort: string;
+  chainsAdded: string[];
+  chainsRemoved: string[];
+  chainsChanged: ChainChange[];
+  rulesAdded: RuleRef[];
+  rulesRemoved: RuleRef[];
+  endpointsAdded: string[];
+  endpointsRemoved: string[];
+}
+
+export interface DiffReport {
+  changed: boolean;
+  servicePorts: PortChange[];
+}
+
+const SPN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/;
+
+/** The Service port a top-level rule's comment names, if any. */
+function portOfComment(comment: string | undefined): string | undefined {
+  if (comment === undefined) return undefined;
+  const first = comment.split(' ')[0]!;
+  return SPN.test(first) ? first : undefined;
+}
+
+/** table/chain → Service port, by following jumps from the commented top-level rules. */
+function ownership(state: IptablesState): Map<string, string> {
+  const owner = new Map<string, string>();
+  for (const [table, chains] of state) {
+    const queue: Array<[string, string]> = [];
+    for (const top of TOP_LEVEL_CHAINS) {
+      for (const r of chains.get(top)?.rules ?? []) {
+        const port = portOfComment(r.comment);
+        if (port && r.jump && isServiceChain(r.jump) && !owner.has(`${table}/${r.jump}`)) {
+          owner.set(`${table}/${r.jump}`, port);
+          queue.push([r.jump, port]);
+        }
+      }
+    }
+    while (queue.length > 0) {
+      const [chain, port] = queue.pop()!;
+      for (const r of chains.get(chain)?.rules ?? []) {
+        if (r.jump && isServiceChain(r.jump) && !owner.has(`${table}/${r.jump}`)) {
+          owner.set(`${table}/${r.jump}`, port);
+          queue.push([r.jump, port]);
+        }
+      }
+    }
+  }
+  return owner;
+}
+
+function portChange(map: Map<string, PortChange>, port: string): PortChange {
+  let c = map.get(port);
+  if (!c) {
+    c = { servicePort: port, chainsAdded: [], chainsRemoved: [], chainsChanged: [], rulesAdded: [], rulesRemoved: [], endpointsAdded: [], endpointsRemoved: [] };
+    map.set(port, c);
+  }
+  return c;
+}
+
+function endpointsOf(chains: TableState, owner: Map<string, string>, table: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const [name, chain] of chains) {
+    const port = owner.get(`${table}/${name}`);
+    if (!port || !name.startsWith('KUBE-SEP-')) continue;
+    for (const r of chain.rules) if (r.dnat) (out.get(port) ?? out.set(port, new Set()).get(port)!).add(r.dnat);
+  }
+  return out;
+}
+
+function ruleDiff(before: ChainState, after: ChainState): { added: string[]; removed: string[] } {
+  const script = editScript(before.rules.map((r) => r.key), after.rules.map((r) => r.key)) ?? [];
+  const added: string[] = [];
+  const removed: string[] = [];
+  for (const e of script) {
+    if (e.op === 'insert') added.push(after.rules[e.newIndex]!.spec);
+    else if (e.op === 'delete') removed.push(before.rules[e.oldIndex]!.spec);
+  }
+  return { added, removed };
+}
+
+export function diffStates(before: IptablesState, after: IptablesState): DiffReport {
+  const ownBefore = ownership(before);
+  const ownAfter = ownership(after);
+  const ports = new Map<string, PortChange>();
+  const portOf = (key: string) => ownAfter.get(key) ?? ownBefore.get(key) ?? 'node';
+
+  for (const table of ['filter', 'nat'] as const) {
+    const b = before.get(table) ?? new Map<string, ChainState>();
+    const a = after.get(table) ?? new Map<string, ChainState>();
+    // Only kube-proxy's chains are compared; other components' chains are not kpc's business.
+    const names = new Set([...b.keys(), ...a.keys()].filter((n) => isKubeProxyChain(table, n)));
+    for (const name of [...names].sort()) {
+      const key = `${table}/${name}`;
+      const prev = b.get(name);
+      const next = a.get(name);
+      if (prev && next && sameRules(prev, next)) continue;
+      if (!prev) {
+        portChange(ports, portOf(key)).chainsAdded.push(key);
+      } else if (!next) {
+        portChange(ports, portOf(key)).chainsRemoved.push(key);
+      } else if (TOP_LEVEL_CHAINS.has(name)) {
+        // Top-level rules are attributed to the Service port their comment names.
+        const { added, removed } = ruleDiff(prev, next);
+        const byComment = (spec: string, rules: ChainState) => portOfComment(rules.rules.find((r) => r.spec === spec)?.comment) ?? 'node';
+        for (const rule of added) portChange(ports, byComment(rule, next)).rulesAdded.push({ table, chain: name, rule });
+        for (const rule of removed) portChange(ports, byComment(rule, prev)).rulesRemoved.push({ table, chain: name, rule });
+      } else {
+        const { added, removed } = ruleDiff(prev, next);
+        portChange(ports, portOf(key)).chainsChanged.push({ chain: key, rulesAdded: added, rulesRemoved: removed });
+      }
+    }
+  }
+
+  const epBefore = endpointsOf(before.get('nat') ?? new Map(), ownBefore, 'nat');
+  const epAfter = endpointsOf(after.get('nat') ?? new Map(), ownAfter, 'nat');
+  for (const port of new Set([...epBefore.keys(), ...epAfter.keys()])) {
+    const was = epBefore.get(port) ?? new Set<string>();
+    const is = epAfter.get(port) ?? new Set<string>();
+    const added = [...is].filter((e) => !was.has(e)).sort();
+    const removed = [...was].filter((e) => !is.has(e)).sort();
+    if (added.length + removed.length === 0) continue;
+    const c = portChange(ports, port);
+    c.endpointsAdded.push(...added);
+    c.endpointsRemoved.push(...removed);
+  }
+
+  const servicePorts = [...ports.values()].sort((x, y) => (x.servicePort === 'node' ? 1 : y.servicePort === 'node' ? -1 : x.servicePort < y.servicePort ? -1 : 1));
+  return { changed: servicePorts.length > 0, servicePorts };
+}
+
+export interface Paint {
+  added(s: string): string;
+  removed(s: string): string;
+  changed(s: string): string;
+  heading(s: string): string;
+}
+
+export const NO_PAINT: Paint = { added: (s) => s, removed: (s) => s, changed: (s) => s, heading: (s) => s };
+
+/** The human view: one block per Service port. */
+export function renderReport(report: DiffReport, paint: Paint = NO_PAINT): string {
+  if (!report.changed) return 'no differences\n';
+  let out = '';
+  for (const c of report.servicePorts) {
+    out += `${paint.heading(c.servicePort === 'node' ? 'node-wide chains' : c.servicePort)}\n`;
+    for (const e of c.endpointsAdded) out += paint.added(`  + endpoint ${e}`) + '\n';
+    for (const e of c.endpointsRemoved) out += paint.removed(`  - endpoint ${e}`) + '\n';
+    for (const ch of c.chainsAdded) out += paint.added(`  + chain ${ch}`) + '\n';
+    for (const ch of c.chainsRemoved) out += paint.removed(`  - chain ${ch}`) + '\n';
+    for (const ch of c.chainsChanged) {
+      out += paint.changed(`  ~ chain ${ch.chain}`) + '\n';
+      for (const r of ch.rulesRemoved) out += paint.removed(`      - ${r}`) + '\n';
+      for (const r of ch.rulesAdded) out += paint.added(`      + ${r}`) + '\n';
+    }
+    for (const r of c.rulesRemoved) out += paint.removed(`  - rule ${r.table}/${r.chain}: ${r.rule}`) + '\n';
+    for (const r of c.rulesAdded) out += paint.added(`  + rule ${r.table}/${r.chain}: ${r.rule}`) + '\n';
+  }
+  return out;
+}
+
+/** `-o json`: stable keys, no colour. */
+export function reportJSON(report: DiffReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}

@@ -1,0 +1,74 @@
+/**
+ * The shortest edit script between two sequences (Myers' O(ND) algorithm): which elements of
+ * the old sequence to delete and which of the new to insert. Used for rule lists (keys) and
+ * for lines (unified diffs). Gives up (returns undefined) past `maxEdits`, where a rewrite is
+ * cheaper than an edit script anyway.
+ */
+
+export type Edit = { op: 'keep'; oldIndex: number; newIndex: number } | { op: 'delete'; oldIndex: number } | { op: 'insert'; newIndex: number };
+
+export function editScript(a: readonly string[], b: readonly string[], maxEdits = Infinity): Edit[] | undefined {
+  // Common prefix and suffix first: typical changes are small and local.
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const middle = myers(a.slice(start, endA), b.slice(start, endB), maxEdits);
+  if (!middle) return undefined;
+  const out: Edit[] = [];
+  for (let k = 0; k < start; k++) out.push({ op: 'keep', oldIndex: k, newIndex: k });
+  for (const e of middle) {
+    if (e.op === 'keep') out.push({ op: 'keep', oldIndex: e.oldIndex + start, newIndex: e.newIndex + start });
+    else if (e.op === 'delete') out.push({ op: 'delete', oldIndex: e.oldIndex + start });
+    else out.push({ op: 'insert', newIndex: e.newIndex + start });
+  }
+  for (let k = 0; endA + k < a.length; k++) out.push({ op: 'keep', oldIndex: endA + k, newIndex: endB + k });
+  return out;
+}
+
+function myers(a: readonly string[], b: readonly string[], maxEdits: number): Edit[] | undefined {
+  const n = a.length;
+  const m = b.length;
+  const max = Math.min(n + m, maxEdits);
+  const offset = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const trace: Int32Array[] = [];
+  for (let d = 0; d <= max; d++) {
+    trace.push(v.slice());
+    for (let k = -d; k <= d; k += 2) {
+      let x: number;
+      if (k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)) x = v[offset + k + 1]!;
+      else x = v[offset + k - 1]! + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      v[offset + k] = x;
+      if (x >= n && y >= m) return backtrack(trace, offset, n, m, d);
+    }
+  }
+  return undefined;
+}
+
+function backtrack(trace: Int32Array[], offset: number, n: number, m: number, dFinal: number): Edit[] {
+  const edits: Edit[] = [];
+  let x = n;
+  let y = m;
+  for (let d = dFinal; d > 0; d--) {
+    const v = trace[d]!;
+    const k = x - y;
+    const prevK = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? k + 1 : k - 1;
+    const prevX = v[offset + prevK]!;
+    const prevY = prevX - prevK;
+    while (x > prevX && y > prevY) edits.push({ op: 'keep', oldIndex: --x, newIndex: --y });
+    if (x === prevX) edits.push({ op: 'insert', newIndex: --y });
+    else edits.push({ op: 'delete', oldIndex: --x });
+  }
+  while (x > 0 && y > 0) edits.push({ op: 'keep', oldIndex: --x, newIndex: --y });
+  return edits.reverse();
+}

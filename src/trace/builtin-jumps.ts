@@ -1,0 +1,55 @@
+/**
+ * The jumps from the built-in chains into kube-proxy's chains. kube-proxy installs them with
+ * single `iptables -I` calls (proxier.go iptablesJumpChains + iptablesKubeletJumpChains), so
+ * its restore input (and kpc's output without --standalone) does not contain them. When a
+ * rules text does not declare a built-in chain, the tracer assumes these rules in it, in the
+ * order they end up on a node (each is prepended, so the last ensured comes first): the same
+ * rules `kpc compile --standalone` writes (a test checks the two agree).
+ *
+ * A text that declares the built-in chain (an `iptables-save` of a node, or --standalone
+ * output) is taken as it is: an empty INPUT there really has no jump to kube-proxy's chains.
+ */
+
+import type { Chain, Rule } from './model.js';
+import { parseRuleArgs } from './parse-rule.js';
+import { tokenize } from './tokenize.js';
+
+const NEW = '-m conntrack --ctstate NEW';
+
+/** [table, built-in chain, rule arguments], in kube-proxy's ensure order. */
+const JUMPS: ReadonlyArray<readonly [string, string, string]> = [
+  ['filter', 'INPUT', `${NEW} -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES`],
+  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES`],
+  ['filter', 'INPUT', '-m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS'],
+  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`],
+  ['filter', 'OUTPUT', `${NEW} -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`],
+  ['filter', 'FORWARD', '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD'],
+  ['filter', 'INPUT', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
+  ['filter', 'OUTPUT', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
+  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
+  ['nat', 'OUTPUT', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES'],
+  ['nat', 'PREROUTING', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES'],
+  ['nat', 'POSTROUTING', '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING'],
+  ['filter', 'INPUT', '-j KUBE-FIREWALL'],
+  ['filter', 'OUTPUT', '-j KUBE-FIREWALL'],
+];
+
+/** The built-in chain as kube-proxy leaves it on a node whose chain was empty before. */
+export function implicitBuiltinChain(table: string, chain: string): Chain {
+  const rules: Rule[] = [];
+  for (const [t, c, args] of [...JUMPS].reverse()) {
+    if (t !== table || c !== chain) continue;
+    const parsed = parseRuleArgs(tokenize(args), () => true);
+    rules.push({ table, chain, index: rules.length + 1, line: 0, spec: args, ...parsed, implicit: true });
+  }
+  return { name: chain, builtin: true, policy: 'ACCEPT', rules, line: 0 };
+}
+
+/** The implicit jumps as `-A` lines, for tests and documentation. */
+export function implicitJumpLines(table: string): string[] {
+  const out: string[] = [];
+  for (const chain of ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']) {
+    for (const r of implicitBuiltinChain(table, chain).rules) out.push(`-A ${chain} ${r.spec}`);
+  }
+  return out;
+}

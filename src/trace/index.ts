@@ -1,0 +1,26 @@
+/**
+ * `kpc trace`: follow a new connection through iptables rules (kpc's output or a node's
+ * iptables-save) and say where it goes. Pure functions; the CLI does the I/O.
+ */
+
+export { readRules, RulesReadError } from './read.js';
+export { tokenize, type Token } from './tokenize.js';
+export { parseRuleArgs, RuleParseError } from './parse-rule.js';
+export { implicitBuiltinChain, implicitJumpLines } from './builtin-jumps.js';
+export {
+  traceRules,
+  traceRuleSet,
+  TraceError,
+  type AffinityNote,
+  type NodeSpec,
+  type Origin,
+  type PacketSpec,
+  type Protocol,
+  type TraceBranch,
+  type TraceEndpoint,
+  type TraceResult,
+  type TraceStep,
+  type Verdict,
+} from './tracer.js';
+export { renderTrace, formatPercent, type TraceStyle } from './render.js';
+export type { Chain, Match, Rule, RuleSet, Table, Target } from './model.js';

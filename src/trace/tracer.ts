@@ -1,0 +1,630 @@
+/**
+ * Follow the first packet of a new connection through iptables rules, as netfilter would.
+ *
+ * Modelled on the tracer in kube-proxy's own tests (pkg/proxy/iptables/proxier_test.go
+ * tracePacket / iptablesTracer), with these differences, all towards what the kernel does:
+ *
+ *   - the hooks are the real ones for the packet's origin:
+ *       from the network:  nat PREROUTING → routing → filter INPUT            (to a node address)
+ *                                                   → filter FORWARD → nat POSTROUTING (elsewhere)
+ *       from the node:     nat OUTPUT → filter OUTPUT → nat POSTROUTING [→ filter INPUT if local]
+ *     (kube-proxy's tracer runs nat PREROUTING and then filter KUBE-SERVICES,
+ *     KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL for every packet);
+ *   - every match is evaluated (kube-proxy's tracer assumes matches it does not know match,
+ *     and never matches a mark or conntrack test); marks are real: KUBE-MARK-MASQ sets the
+ *     bit, KUBE-POSTROUTING tests it and MASQUERADEs, so "masquerade" means the packet
+ *     reached MASQUERADE in nat POSTROUTING;
+ *   - the connection is NEW; after a DNAT the conntrack state DNAT is set too;
+ *   - `-m statistic --mode random` splits the packet into two branches (match with
+ *     probability p, no match with 1 - p), and each branch is followed on its own to its
+ *     own verdict, so probabilities multiply down a chain;
+ *   - `-m recent --rcheck/--update` never matches a new client (no earlier connection),
+ *     but the tracer says that session affinity would send a returning client back;
+ *   - addrtype LOCAL is true for the node's addresses, 127.0.0.0/8 and ::1.
+ *
+ * How branches are reported (TraceResult):
+ *   - `branches`: every outcome, with its probability, verdict, final destination, masquerade
+ *     flag and the rules it matched;
+ *   - `verdict`: ACCEPT when every branch is accepted; otherwise DROP if any branch is dropped,
+ *     else REJECT (the connection can fail; `verdicts` gives the probability of each);
+ *   - `endpoints`: the DNAT destinations of the accepted branches, probabilities summed per
+ *     address (they add up to the probability of ACCEPT; an accepted packet that was not
+ *     DNATed adds no endpoint: it goes on to its original destination);
+ *   - `masquerade`: some accepted branch is masqueraded (each endpoint says for itself);
+ *   - `path`: every chain any branch entered, in order of first entry ("nat/KUBE-SERVICES").
+ *
+ * Pure: no I/O, no clock, no randomness.
+ */
+
+import { formatIP, isLoopback, parseIP, type IP } from '../net/ip.js';
+import { addressMatches, compareIP } from './address.js';
+import { implicitBuiltinChain } from './builtin-jumps.js';
+import type { Chain, Match, Rule, RuleSet, Target } from './model.js';
+import { readRules } from './read.js';
+
+export type Protocol = 'tcp' | 'udp' | 'sctp';
+export type Verdict = 'ACCEPT' | 'DROP' | 'REJECT';
+export type Origin = 'node' | 'network';
+
+export interface PacketSpec {
+  /** Source address; omitted = the node itself (its first address of the destination's family). */
+  source?: string;
+  destination: string;
+  port: number;
+  /** Default tcp. */
+  protocol?: Protocol;
+  /**
+   * Where the connection starts. Default: `node` when the source is one of the node's
+   * addresses or a loopback address (nat OUTPUT), else `network` (nat PREROUTING).
+   */
+  origin?: Origin;
+  /** The interface a packet from the network arrives on (for `-i` matches); unknown if omitted. */
+  inInterface?: string;
+  /** The interface the packet leaves by (for `-o` matches); unknown if omitted. */
+  outInterface?: string;
+  /** The client's port (for `--sport` matches); unknown if omitted. */
+  sourcePort?: number;
+}
+
+export interface NodeSpec {
+  /** The node's addresses (any family); with 127.0.0.0/8 and ::1 they are addrtype LOCAL. */
+  ips: string[];
+}
+
+export interface TraceStep {
+  table: string;
+  chain: string;
+  /** The rule that matched; absent for a chain's policy. */
+  rule?: { index: number; line: number; spec: string; comment?: string; implicit?: boolean };
+  /** What happened: "-j KUBE-SVC-…", "DNAT to 10.180.0.1:80", "policy ACCEPT", ... */
+  action: string;
+  /** For a `-m statistic` rule: the probability text as written. */
+  probability?: string;
+}
+
+export interface TraceBranch {
+  probability: number;
+  verdict: Verdict;
+  /** The rule (or chain policy) that decided the verdict, e.g. "filter/KUBE-NODEPORTS #1", "policy of filter/FORWARD". */
+  verdictBy: string;
+  /** Where the packet goes: `ip:port` after DNAT, or the original destination. */
+  destination: string;
+  dnat: boolean;
+  masquerade: boolean;
+  steps: TraceStep[];
+  chains: string[];
+}
+
+export interface TraceEndpoint {
+  address: string;
+  probability: number;
+  masquerade: boolean;
+}
+
+export interface AffinityNote {
+  /** The `recent` list name (kube-proxy names it after the endpoint's chain). */
+  name: string;
+  seconds?: number;
+  /** Where the check is: "nat/KUBE-SVC-… #2". */
+  rule: string;
+  /** The endpoint a returning client is sent back to, if the check's chain DNATs. */
+  endpoint?: string;
+}
+
+export interface TraceResult {
+  packet: { source: string; destination: string; port: number; protocol: Protocol; origin: Origin };
+  verdict: Verdict;
+  /** Probability of each verdict reached. */
+  verdicts: Partial<Record<Verdict, number>>;
+  endpoints: TraceEndpoint[];
+  masquerade: boolean;
+  path: string[];
+  branches: TraceBranch[];
+  affinity: AffinityNote[];
+  notes: string[];
+}
+
+export class TraceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TraceError';
+  }
+}
+
+const MAX_DEPTH = 64;
+const MAX_BRANCHES = 100_000;
+
+interface State {
+  src: IP;
+  dst: IP;
+  dport: number;
+  sport?: number;
+  proto: Protocol;
+  inIface?: string;
+  outIface?: string;
+  mark: number;
+  ctmark: number;
+  ctstate: Set<string>;
+  dnat?: string;
+  masquerade: boolean;
+  probability: number;
+  steps: TraceStep[];
+  chains: string[];
+  verdictBy?: string;
+}
+
+type End = 'fallthrough' | 'return' | 'ACCEPT' | 'DROP' | 'REJECT' | 'NAT';
+
+interface Outcome {
+  state: State;
+  end: End;
+}
+
+interface Ctx {
+  rules: RuleSet;
+  nodeIPs: IP[];
+  notes: Set<string>;
+  affinity: Map<string, AffinityNote>;
+  branches: number;
+  /** A built-in chain was not in the text and kube-proxy's jumps were assumed. */
+  implicit: Set<string>;
+  implicitChains: Map<string, Chain>;
+}
+
+function clone(s: State, probability: number): State {
+  return { ...s, ctstate: new Set(s.ctstate), steps: [...s.steps], chains: [...s.chains], probability };
+}
+
+function hostPort(ip: IP, port: number): string {
+  return ip.family === 'IPv6' ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
+}
+
+function isLocal(ctx: Ctx, ip: IP): boolean {
+  if (isLoopback(ip)) return true;
+  return ctx.nodeIPs.some((n) => n.family === ip.family && compareIP(n, ip) === 0);
+}
+
+function isMulticast(ip: IP): boolean {
+  return ip.family === 'IPv4' ? (ip.bytes[0]! & 0xf0) === 0xe0 : ip.bytes[0] === 0xff;
+}
+
+function isBroadcast(ip: IP): boolean {
+  return ip.family === 'IPv4' && ip.bytes.every((b) => b === 255);
+}
+
+function ruleRef(rule: Rule): string {
+  return rule.implicit ? `${rule.table}/${rule.chain} (kube-proxy's jump, assumed)` : `${rule.table}/${rule.chain} #${rule.index}`;
+}
+
+/** Whether one match holds; a number in (0,1) for a random match. */
+function evalMatch(ctx: Ctx, rule: Rule, m: Match, s: State): boolean | number {
+  const xor = (v: boolean, negated: boolean) => (negated ? !v : v);
+  switch (m.kind) {
+    case 'address': {
+      const ip = m.which === 'source' ? s.src : s.dst;
+      return xor(m.addresses.some((a) => addressMatches(a, ip)), m.negated);
+    }
+    case 'protocol':
+      return xor(m.protocol === 'all' || m.protocol === s.proto, m.negated);
+    case 'interface': {
+      const actual = m.which === 'in' ? s.inIface : s.outIface;
+      if (actual === undefined) {
+        ctx.notes.add(`${ruleRef(rule)} tests the ${m.which === 'in' ? 'input' : 'output'} interface (${m.negated ? '! ' : ''}${m.which === 'in' ? '-i' : '-o'} ${m.name}), which is not known; assumed not ${m.name}${m.which === 'in' ? ' (give --in-interface)' : ''}`);
+        return m.negated;
+      }
+      const hit = m.name.endsWith('+') ? actual.startsWith(m.name.slice(0, -1)) : actual === m.name;
+      return xor(hit, m.negated);
+    }
+    case 'fragment':
+      return m.negated;
+    case 'port': {
+      if (['tcp', 'udp', 'sctp', 'udplite'].includes(m.module) && m.module !== s.proto) return false;
+      const inRanges = (p: number | undefined) => p !== undefined && m.ranges.some(([lo, hi]) => p >= lo && p <= hi);
+      if (m.which !== 'destination' && s.sport === undefined) {
+        ctx.notes.add(`${ruleRef(rule)} tests the source port, which is not known; assumed outside ${m.ranges.map(([a, b]) => (a === b ? a : `${a}:${b}`)).join(',')}`);
+      }
+      const hit = m.which === 'destination' ? inRanges(s.dport) : m.which === 'source' ? inRanges(s.sport) : inRanges(s.dport) || inRanges(s.sport);
+      return xor(hit, m.negated);
+    }
+    case 'tcp-flags': {
+      if (s.proto !== 'tcp') return false;
+      // The first packet of a TCP connection carries SYN only.
+      const set = new Set<string>(m.mask.filter((f) => f === 'SYN'));
+      const hit = m.comp.every((f) => set.has(f)) && [...set].every((f) => m.comp.includes(f));
+      return xor(hit, m.negated);
+    }
+    case 'addrtype': {
+      const ip = m.which === 'source' ? s.src : s.dst;
+      const local = isLocal(ctx, ip);
+      const hit = m.types.some((t) => {
+        switch (t) {
+          case 'LOCAL':
+            return local;
+          case 'UNICAST':
+            return !local && !isMulticast(ip) && !isBroadcast(ip);
+          case 'MULTICAST':
+            return isMulticast(ip);
+          case 'BROADCAST':
+            return isBroadcast(ip);
+          case 'UNSPEC':
+            return ip.bytes.every((b) => b === 0);
+          default:
+            ctx.notes.add(`${ruleRef(rule)}: addrtype ${t} is not modelled; assumed not to match`);
+            return false;
+        }
+      });
+      return xor(hit, m.negated);
+    }
+    case 'ctstate':
+      return xor(m.states.some((st) => s.ctstate.has(st)), m.negated);
+    case 'mark': {
+      const value = m.on === 'packet' ? s.mark : s.ctmark;
+      return xor(((value & m.mask) >>> 0) === ((m.value & m.mask) >>> 0), m.negated);
+    }
+    case 'random': {
+      const p = m.negated ? 1 - m.probability : m.probability;
+      return p >= 1 ? true : p <= 0 ? false : p;
+    }
+    case 'recent': {
+      if (m.action === 'set') return !m.negated;
+      if ((m.action === 'rcheck' || m.action === 'update') && !m.negated) {
+        const target = rule.target?.kind === 'chain' ? rule.target.chain : undefined;
+        const key = `${rule.table}/${rule.chain}/${m.name}`;
+        if (!ctx.affinity.has(key)) {
+          const endpoint = target ? dnatOfChain(ctx, rule.table, target) : undefined;
+          ctx.affinity.set(key, { name: m.name, ...(m.seconds !== undefined ? { seconds: m.seconds } : {}), rule: ruleRef(rule), ...(endpoint ? { endpoint } : {}) });
+        }
+      }
+      // A new client has no entry in the list.
+      return m.negated;
+    }
+    case 'comment':
+    case 'nfacct':
+    case 'neutral':
+      return true;
+    case 'iprange': {
+      const ip = m.which === 'source' ? s.src : s.dst;
+      const from = { family: m.from.family, bytes: m.from.bytes };
+      const to = { family: m.to.family, bytes: m.to.bytes };
+      const hit = ip.family === from.family && compareIP(ip, from) >= 0 && compareIP(ip, to) <= 0;
+      return xor(hit, m.negated);
+    }
+    case 'unsupported':
+      ctx.notes.add(`${ruleRef(rule)} uses "${m.text}", which kpc trace cannot evaluate offline; assumed not to match`);
+      return false;
+  }
+}
+
+/** The DNAT destination written in a chain (kube-proxy's KUBE-SEP chains have one). */
+function dnatOfChain(ctx: Ctx, table: string, chain: string): string | undefined {
+  for (const r of ctx.rules.tables.get(table)?.chains.get(chain)?.rules ?? []) {
+    if (r.target?.kind === 'DNAT') return r.target.to;
+  }
+  return undefined;
+}
+
+function describeTarget(t: Target | undefined): string {
+  if (!t) return 'no target (goes on)';
+  switch (t.kind) {
+    case 'chain':
+      return `${t.goto ? '-g' : '-j'} ${t.chain}`;
+    case 'ACCEPT':
+    case 'DROP':
+    case 'RETURN':
+      return t.kind;
+    case 'REJECT':
+      return t.rejectWith ? `REJECT (${t.rejectWith})` : 'REJECT';
+    case 'DNAT':
+      return `DNAT to ${t.to}`;
+    case 'SNAT':
+      return `SNAT to ${t.to}`;
+    case 'MASQUERADE':
+      return 'MASQUERADE';
+    case 'MARK':
+      return `MARK ${t.text}`;
+    case 'CONNMARK':
+      return `CONNMARK ${t.text}`;
+    case 'other':
+      return `${t.name}${t.options.length ? ' ' + t.options.join(' ') : ''}`;
+  }
+}
+
+function stepOf(rule: Rule, action: string, probability?: string): TraceStep {
+  return {
+    table: rule.table,
+    chain: rule.chain,
+    rule: { index: rule.index, line: rule.line, spec: rule.spec, ...(rule.comment !== undefined ? { comment: rule.comment } : {}), ...(rule.implicit ? { implicit: true } : {}) },
+    action,
+    ...(probability !== undefined ? { probability } : {}),
+  };
+}
+
+function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: number): Outcome[] {
+  if (depth > MAX_DEPTH) throw new TraceError(`more than ${MAX_DEPTH} nested jumps at ${table}/${chain.name}: the rules loop`);
+  const results: Outcome[] = [];
+  start.chains.push(`${table}/${chain.name}`);
+  const pending: Array<{ s: State; i: number }> = [{ s: start, i: 0 }];
+  while (pending.length > 0) {
+    const item = pending.pop()!;
+    let s = item.s;
+    let consumed = false;
+    for (let i = item.i; i < chain.rules.length && !consumed; i++) {
+      const rule = chain.rules[i]!;
+      let p = 1;
+      let randomText: string | undefined;
+      let matched = true;
+      for (const m of rule.matches) {
+        const r = evalMatch(ctx, rule, m, s);
+        if (r === false) {
+          matched = false;
+          break;
+        }
+        if (typeof r === 'number') {
+          p *= r;
+          if (m.kind === 'random') randomText = m.text;
+        }
+      }
+      if (!matched) continue;
+      if (p < 1) {
+        if (++ctx.branches > MAX_BRANCHES) throw new TraceError(`more than ${MAX_BRANCHES} branches; giving up`);
+        // The branch where the random match fails goes on with the next rule.
+        pending.push({ s: clone(s, s.probability * (1 - p)), i: i + 1 });
+        s = clone(s, s.probability * p);
+      }
+      const t = rule.target;
+      s.steps.push(stepOf(rule, describeTarget(t), randomText));
+      if (!t) continue;
+      switch (t.kind) {
+        case 'chain': {
+          const sub = ctx.rules.tables.get(table)?.chains.get(t.chain);
+          if (!sub) {
+            ctx.notes.add(`${ruleRef(rule)} jumps to ${t.chain}, which is not in table ${table}; treated as empty`);
+            continue;
+          }
+          for (const o of runChain(ctx, table, sub, s, depth + 1)) {
+            if (o.end === 'fallthrough' || o.end === 'return') {
+              if (t.goto) results.push({ state: o.state, end: 'return' });
+              else pending.push({ s: o.state, i: i + 1 });
+            } else {
+              results.push(o);
+            }
+          }
+          consumed = true;
+          break;
+        }
+        case 'ACCEPT':
+        case 'DROP':
+        case 'REJECT':
+          s.verdictBy = ruleRef(rule);
+          results.push({ state: s, end: t.kind });
+          consumed = true;
+          break;
+        case 'RETURN':
+          results.push({ state: s, end: 'return' });
+          consumed = true;
+          break;
+        case 'DNAT': {
+          const ip = t.ip !== undefined ? parseIP(t.ip)?.ip : undefined;
+          if (ip) s.dst = ip;
+          if (t.port !== undefined) s.dport = t.port;
+          s.ctstate.add('DNAT');
+          s.dnat = hostPort(s.dst, s.dport);
+          results.push({ state: s, end: 'NAT' });
+          consumed = true;
+          break;
+        }
+        case 'SNAT':
+        case 'MASQUERADE':
+          s.masquerade = true;
+          s.ctstate.add('SNAT');
+          results.push({ state: s, end: 'NAT' });
+          consumed = true;
+          break;
+        case 'MARK':
+          s.mark = ((s.mark & ~t.mask) ^ t.value) >>> 0;
+          break;
+        case 'CONNMARK':
+          if (t.value !== undefined && t.mask !== undefined) s.ctmark = ((s.ctmark & ~t.mask) ^ t.value) >>> 0;
+          else ctx.notes.add(`${ruleRef(rule)}: CONNMARK ${t.text} is not modelled; ignored`);
+          break;
+        case 'other':
+          ctx.notes.add(`${ruleRef(rule)}: target ${t.name} is not modelled; the packet is assumed to go on`);
+          break;
+      }
+    }
+    if (!consumed) results.push({ state: s, end: 'fallthrough' });
+  }
+  return results;
+}
+
+/** The outcome of one hook (table + built-in chain) for each branch. */
+function runHook(ctx: Ctx, table: string, chainName: string, states: State[]): Array<{ state: State; verdict?: 'DROP' | 'REJECT' }> {
+  const t = ctx.rules.tables.get(table);
+  let chain = t?.chains.get(chainName);
+  if (!chain) {
+    const key = `${table}/${chainName}`;
+    chain = ctx.implicitChains.get(key);
+    if (!chain) {
+      chain = implicitBuiltinChain(table, chainName);
+      ctx.implicitChains.set(key, chain);
+    }
+    if (chain.rules.length > 0) ctx.implicit.add(key);
+  }
+  const out: Array<{ state: State; verdict?: 'DROP' | 'REJECT' }> = [];
+  for (const s0 of states) {
+    for (const o of runChain(ctx, table, chain, s0, 0)) {
+      const s = o.state;
+      let end: End = o.end;
+      if (end === 'fallthrough' || end === 'return') {
+        const policy = chain.policy === 'DROP' ? 'DROP' : 'ACCEPT';
+        s.steps.push({ table, chain: chainName, action: `policy ${policy}` });
+        if (table === 'filter' || policy === 'DROP') s.verdictBy = `policy of ${table}/${chainName}`;
+        end = policy;
+      }
+      if (end === 'DROP' || end === 'REJECT') out.push({ state: s, verdict: end });
+      else out.push({ state: s });
+    }
+  }
+  return out;
+}
+
+function parseAddress(text: string, what: string): IP {
+  const p = parseIP(text);
+  if (!p) throw new TraceError(`${what} "${text}" is not an IP address`);
+  return p.ip;
+}
+
+/**
+ * Trace a new connection through a rules text (iptables-restore input or iptables-save output).
+ * Throws RulesReadError for text iptables-restore would refuse, TraceError for a bad packet.
+ */
+export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec): TraceResult {
+  return traceRuleSet(readRules(rulesText), packet, node);
+}
+
+export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec): TraceResult {
+  const dst = parseAddress(packet.destination, 'destination');
+  const nodeIPs = node.ips.map((t) => parseAddress(t, 'node address'));
+  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw new TraceError(`port ${packet.port} is not between 1 and 65535`);
+  const protocol: Protocol = packet.protocol ?? 'tcp';
+  const ctx: Ctx = { rules, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map() };
+
+  let src: IP;
+  if (packet.source !== undefined) {
+    src = parseAddress(packet.source, 'source');
+    if (src.family !== dst.family) throw new TraceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
+  } else if (isLoopback(dst)) {
+    src = dst;
+  } else {
+    const own = nodeIPs.find((ip) => ip.family === dst.family && !isLoopback(ip));
+    if (own) src = own;
+    else {
+      src = parseIP(dst.family === 'IPv4' ? '127.0.0.1' : '::1')!.ip;
+      ctx.notes.add(`the node has no ${dst.family} address (give --node-ip); the connection is traced from ${formatIP(src)}`);
+    }
+  }
+  const origin: Origin = packet.origin ?? (packet.source === undefined || isLocal(ctx, src) ? 'node' : 'network');
+
+  const initial: State = {
+    src,
+    dst,
+    dport: packet.port,
+    ...(packet.sourcePort !== undefined ? { sport: packet.sourcePort } : {}),
+    proto: protocol,
+    ...(origin === 'network' && packet.inInterface !== undefined ? { inIface: packet.inInterface } : {}),
+    ...(packet.outInterface !== undefined ? { outIface: packet.outInterface } : {}),
+    mark: 0,
+    ctmark: 0,
+    ctstate: new Set(['NEW']),
+    masquerade: false,
+    probability: 1,
+    steps: [],
+    chains: [],
+  };
+
+  const finished: TraceBranch[] = [];
+  const finish = (s: State, verdict: Verdict) => {
+    finished.push({
+      probability: s.probability,
+      verdict,
+      verdictBy: s.verdictBy ?? 'no rule',
+      destination: hostPort(s.dst, s.dport),
+      dnat: s.dnat !== undefined,
+      masquerade: s.masquerade,
+      steps: s.steps,
+      chains: s.chains,
+    });
+  };
+  // Run one hook over the live branches; dropped ones finish here.
+  const hook = (table: string, chain: string, states: State[]): State[] => {
+    const live: State[] = [];
+    for (const o of runHook(ctx, table, chain, states)) {
+      if (o.verdict) finish(o.state, o.verdict);
+      else live.push(o.state);
+    }
+    return live;
+  };
+  const deliverLocally = (s: State) => {
+    if (isLoopback(s.dst)) s.outIface = s.outIface ?? 'lo';
+  };
+
+  if (origin === 'network') {
+    for (const s of hook('nat', 'PREROUTING', [initial])) {
+      if (isLocal(ctx, s.dst)) {
+        for (const t of hook('filter', 'INPUT', [s])) finish(t, 'ACCEPT');
+      } else {
+        const forwarded = hook('filter', 'FORWARD', [s]);
+        for (const t of hook('nat', 'POSTROUTING', forwarded)) finish(t, 'ACCEPT');
+      }
+    }
+  } else {
+    let live = hook('nat', 'OUTPUT', [initial]);
+    for (const s of live) if (isLocal(ctx, s.dst)) deliverLocally(s);
+    live = hook('filter', 'OUTPUT', live);
+    live = hook('nat', 'POSTROUTING', live);
+    for (const s of live) {
+      if (isLocal(ctx, s.dst)) {
+        // A packet to a local address loops back through lo and is delivered via INPUT.
+        s.inIface = 'lo';
+        for (const t of hook('filter', 'INPUT', [s])) finish(t, 'ACCEPT');
+      } else {
+        finish(s, 'ACCEPT');
+      }
+    }
+  }
+
+  return summarize(ctx, finished, {
+    source: formatIP(src),
+    destination: formatIP(dst),
+    port: packet.port,
+    protocol,
+    origin,
+  });
+}
+
+function round(p: number): number {
+  return Math.round(p * 1e10) / 1e10;
+}
+
+function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packet']): TraceResult {
+  const verdicts: Partial<Record<Verdict, number>> = {};
+  for (const b of branches) verdicts[b.verdict] = (verdicts[b.verdict] ?? 0) + b.probability;
+  for (const k of Object.keys(verdicts) as Verdict[]) verdicts[k] = round(verdicts[k]!);
+  const verdict: Verdict = verdicts.DROP !== undefined ? 'DROP' : verdicts.REJECT !== undefined ? 'REJECT' : 'ACCEPT';
+
+  const byAddress = new Map<string, TraceEndpoint>();
+  for (const b of branches) {
+    if (b.verdict !== 'ACCEPT' || !b.dnat) continue;
+    const e = byAddress.get(b.destination) ?? { address: b.destination, probability: 0, masquerade: false };
+    e.probability += b.probability;
+    e.masquerade ||= b.masquerade;
+    byAddress.set(b.destination, e);
+  }
+  const endpoints = [...byAddress.values()].map((e) => ({ ...e, probability: round(e.probability) }));
+
+  const path: string[] = [];
+  const seen = new Set<string>();
+  for (const b of branches) {
+    for (const c of b.chains) {
+      if (!seen.has(c)) {
+        seen.add(c);
+        path.push(c);
+      }
+    }
+  }
+  const notes = [...ctx.notes];
+  if (ctx.implicit.size > 0) {
+    notes.unshift(`the rules do not declare ${[...ctx.implicit].join(', ')}; kube-proxy's jumps into its chains were assumed there (kube-proxy installs them with iptables -I; kpc compile --standalone writes them)`);
+  }
+  return {
+    packet,
+    verdict,
+    verdicts,
+    endpoints,
+    masquerade: branches.some((b) => b.verdict === 'ACCEPT' && b.masquerade),
+    path,
+    branches: branches.map((b) => ({ ...b, probability: round(b.probability) })),
+    affinity: [...ctx.affinity.values()],
+    notes,
+  };
+}
