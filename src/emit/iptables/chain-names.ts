@@ -4,14 +4,14 @@
  * servicePortChainNameBase / servicePortEndpointChainNameBase).
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Protocol } from '../../ir/model.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 /** The first 16 characters of RFC 4648 base32 of the SHA-256 of `input` (10 bytes → 16 chars). */
 export function hashSuffix(input: string): string {
-  const digest = createHash('sha256').update(input, 'utf8').digest();
+  const digest = hash('sha256', input, 'buffer');
   let out = '';
   let buffer = 0;
   let bits = 0;

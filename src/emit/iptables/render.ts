@@ -30,26 +30,59 @@ export function compareChains(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Render one table into `out` (an array of text chunks, to keep huge outputs out of one string). */
-function renderTable(table: Table, out: string[]): void {
-  const names = [...table.chains.keys()].sort(compareChains);
-  let head = `*${table.name}\n`;
-  for (const name of names) {
-    const policy = BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-';
-    head += `:${chainName(name)} ${policy} [0:0]\n`;
-  }
-  out.push(head);
-  for (const name of names) {
-    const rules = table.chains.get(name)!;
-    if (rules.length > 0) out.push(rules.join('\n') + '\n');
-  }
-  out.push('COMMIT\n');
+/** Chain names in canonical order (a rank prefix makes plain string order do it, fast). */
+function sortedChains(table: Table): string[] {
+  return [...table.chains.keys()]
+    .map((name) => `${chainRank(name)}${name}`)
+    .sort()
+    .map((key) => key.slice(1));
 }
 
-/** The restore input as chunks; join them (or write them in turn) for the text. */
+/**
+ * Collects lines into chunks of about 1 MiB: few enough to write quickly, small enough that
+ * a 100,000-Service output never has to be one string (a JavaScript string stops at ~512 MiB).
+ * Lines are joined once per chunk, which gives flat strings (no rope to flatten on write).
+ */
+class ChunkWriter {
+  readonly chunks: string[] = [];
+  private lines: string[] = [];
+  private size = 0;
+
+  line(text: string): void {
+    this.lines.push(text);
+    this.size += text.length + 1;
+    if (this.size >= 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.lines.length > 0) this.chunks.push(this.lines.join('\n') + '\n');
+    this.lines = [];
+    this.size = 0;
+  }
+
+  finish(): string[] {
+    this.flush();
+    return this.chunks;
+  }
+}
+
+function renderTable(table: Table, out: ChunkWriter): void {
+  const names = sortedChains(table);
+  out.line(`*${table.name}`);
+  for (const name of names) {
+    const policy = BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-';
+    out.line(`:${chainName(name)} ${policy} [0:0]`);
+  }
+  for (const name of names) {
+    for (const rule of table.chains.get(name)!) out.line(rule);
+  }
+  out.line('COMMIT');
+}
+
+/** The restore input as text chunks; concatenate them (or write them in turn) for the file. */
 export function renderRuleset(rs: Ruleset): string[] {
-  const out: string[] = [];
+  const out = new ChunkWriter();
   renderTable(rs.filter, out);
   renderTable(rs.nat, out);
-  return out;
+  return out.finish();
 }

@@ -52,6 +52,8 @@ interface PortPlan {
   usesFWChain: boolean;
   usesClusterChain: boolean;
   usesLocalChain: boolean;
+  /** KUBE-SEP-… of each endpoint address (hashed once per port, used by dispatch and SEP rules). */
+  sepChain: (ep: Endpoint) => string;
   /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
   internalFilter: { target: string; comment: string };
   externalFilter: { target: string; comment: string };
@@ -66,6 +68,12 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
   const noLocal = cat.localEndpoints.length === 0;
   const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
   const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
+  const sepNames = new Map<string, string>();
+  const sepChain = (ep: Endpoint): string => {
+    let name = sepNames.get(ep.address);
+    if (name === undefined) sepNames.set(ep.address, (name = endpointChainName(sp.spn, sp.protocol, ep.address)));
+    return name;
+  };
   const noEndpoints = { target: 'REJECT', comment: quotedComment(`${sp.spn} has no endpoints`) };
   const noLocalEndpoints = { target: 'DROP', comment: quotedComment(`${sp.spn} has no local endpoints`) };
   return {
@@ -84,6 +92,7 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     usesFWChain: hasEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
     usesClusterChain,
     usesLocalChain,
+    sepChain,
     internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
     externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
   };
@@ -236,13 +245,13 @@ function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: 
   const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
   if (sp.stickySeconds !== undefined) {
     for (const ep of endpoints) {
-      const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+      const sep = p.sepChain(ep);
       rs.nat.append(chain, `${withComment(ep)}-m recent --name ${sep} --rcheck --seconds ${sp.stickySeconds} --reap -j ${sep}`);
     }
   }
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
-    const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+    const sep = p.sepChain(ep);
     if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}-m statistic --mode random --probability ${probability(n - i)} -j ${sep}`);
     else rs.nat.append(chain, `${withComment(ep)}-j ${sep}`);
   });
@@ -251,7 +260,7 @@ function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: 
 /** KUBE-SEP-Y: mark hairpin traffic for masquerade, then DNAT to the endpoint. */
 function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, ctx: SyncContext): void {
   const { sp } = p;
-  const sep = endpointChainName(sp.spn, sp.protocol, ep.address);
+  const sep = p.sepChain(ep);
   rs.nat.declare(sep);
   const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;
   rs.nat.append(sep, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
