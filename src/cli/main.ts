@@ -14,6 +14,8 @@ import { runCompile, type CompileFlags } from './commands/compile.js';
 import { runValidate } from './commands/validate.js';
 import { runDiff, type DiffFlags } from './commands/diff.js';
 import { runCheck, type CheckFlags } from './commands/check.js';
+import { addTraceCommand } from './commands/trace.js';
+import { addExplainCommand } from './commands/explain.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
@@ -90,6 +92,9 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--standalone', 'compare the --standalone form')
     .exitOverride()
     .action((flags: CheckFlags) => setExit(runCheck(flags, io)));
+
+  addTraceCommand(program, io, setExit);
+  addExplainCommand(program, io, setExit);
 
   commonCommand(program, 'validate', 'read and validate the manifests; print every problem')
     .addHelpText('after', EXAMPLES)

@@ -378,7 +378,9 @@ function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: nu
         case 'chain': {
           const sub = ctx.rules.tables.get(table)?.chains.get(t.chain);
           if (!sub) {
-            ctx.notes.add(`${ruleRef(rule)} jumps to ${t.chain}, which is not in table ${table}; treated as empty`);
+            // kube-proxy's assumed jumps may name a chain this ruleset lacks (KUBE-FIREWALL on
+            // IPv6): kube-proxy creates it empty. Only a real rule's dangling jump is worth a note.
+            if (!rule.implicit) ctx.notes.add(`${ruleRef(rule)} jumps to ${t.chain}, which is not in table ${table}; treated as empty`);
             continue;
           }
           for (const o of runChain(ctx, table, sub, s, depth + 1)) {
@@ -448,7 +450,7 @@ function runHook(ctx: Ctx, table: string, chainName: string, states: State[]): A
       chain = implicitBuiltinChain(table, chainName);
       ctx.implicitChains.set(key, chain);
     }
-    if (chain.rules.length > 0) ctx.implicit.add(key);
+    if (chain.rules.length > 0 && states.length > 0) ctx.implicit.add(key);
   }
   const out: Array<{ state: State; verdict?: 'DROP' | 'REJECT' }> = [];
   for (const s0 of states) {

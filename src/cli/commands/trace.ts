@@ -1,0 +1,163 @@
+/**
+ * `kpc trace --to IP:PORT[/PROTO] [--from IP]`: where does a new connection go on this node?
+ * The rules are compiled from the input (as `kpc compile` would print them) or read from
+ * `--rules FILE` (kpc's output, or a node's `iptables-save`); the connection is followed
+ * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
+ */
+
+import { readFileSync } from 'node:fs';
+import { Chalk } from 'chalk';
+import { Command, Option } from 'commander';
+import { emitIptables } from '../../emit/iptables/index.js';
+import { canonicalIP, parseIP } from '../../net/ip.js';
+import { readRules, renderTrace, RulesReadError, traceRuleSet, TraceError, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
+import { addInputOptions, addKnobOptions, addNodeOptions } from '../options.js';
+import { compileInput, type CommonFlags } from '../pipeline.js';
+import { printDiagnostics, reportNotes } from '../report.js';
+
+export interface TraceFlags extends CommonFlags {
+  to?: string;
+  from?: string;
+  rules?: string;
+  output?: string;
+  inInterface?: string;
+}
+
+const EXAMPLES = `
+Examples:
+  # Where does a pod's connection to a cluster IP go on node-a?
+  kpc trace -f manifests/ -R --hostname-override node-a --cluster-cidr 10.244.0.0/16 --to 10.96.0.10:53/udp --from 10.244.1.7
+
+  # A connection from outside to a node port (from the node itself when --from is omitted)
+  kpc trace -f manifests/ -R --hostname-override node-a --to 192.168.0.2:30080 --from 203.0.113.9
+
+  # Through a node's live rules
+  iptables-save > node-a.rules
+  kpc trace --rules node-a.rules --node-ip 192.168.0.2 --to 10.96.0.1:443 --from 10.244.1.7 -o json
+`;
+
+/** `10.0.0.1:80`, `10.0.0.1:80/udp`, `[fd00::1]:53/udp`. */
+export function parseDestination(text: string): { ip: string; port: number; protocol: Protocol } {
+  const m = /^(?:\[([^\]]+)\]|([^:/[\]]+)):(\d{1,5})(?:\/([A-Za-z]+))?$/.exec(text.trim());
+  if (!m) throw new UsageError(`--to: "${text}" is not IP:PORT[/tcp|udp|sctp] (IPv6 as [ADDR]:PORT)`);
+  const ipText = m[1] ?? m[2]!;
+  const ip = parseIP(ipText);
+  if (!ip || (m[1] !== undefined) !== (ip.ip.family === 'IPv6')) throw new UsageError(`--to: "${ipText}" is not an IP address${m[1] === undefined && ipText.includes(':') ? ' (write IPv6 as [ADDR]:PORT)' : ''}`);
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) throw new UsageError(`--to: port ${port} is not between 1 and 65535`);
+  const proto = (m[4] ?? 'tcp').toLowerCase();
+  if (proto !== 'tcp' && proto !== 'udp' && proto !== 'sctp') throw new UsageError(`--to: protocol "${m[4]}" is not tcp, udp or sctp`);
+  return { ip: canonicalIP(ipText)!, port, protocol: proto };
+}
+
+function readRulesFile(path: string, io: Io): string {
+  if (path === '-') return Buffer.from(io.readStdin()).toString('utf8');
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--rules ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+}
+
+/** The JSON view: the contract's keys first (cli.md), then the detail. */
+export function traceJSON(r: TraceResult): string {
+  const { verdict, endpoints, masquerade, path, ...rest } = r;
+  return JSON.stringify({ verdict, endpoints, masquerade, path, ...rest }, null, 2) + '\n';
+}
+
+function styleFor(io: Io): TraceStyle {
+  const chalk = new Chalk({ level: io.stdoutIsTTY ? 1 : 0 });
+  if (!io.stdoutIsTTY) return {};
+  return {
+    verdict: (t, v) => (v === 'ACCEPT' ? chalk.green(t) : v === 'REJECT' ? chalk.yellow(t) : chalk.red(t)),
+    endpoint: (t) => chalk.cyan(t),
+    heading: (t) => chalk.bold(t),
+    dim: (t) => chalk.dim(t),
+  };
+}
+
+export function runTrace(flags: TraceFlags, io: Io): number {
+  if (flags.to === undefined) throw new UsageError('--to IP:PORT[/PROTO] is required');
+  const dest = parseDestination(flags.to);
+  const family = parseIP(dest.ip)!.ip.family;
+  if (flags.from !== undefined) {
+    const from = parseIP(flags.from);
+    if (!from) throw new UsageError(`--from: "${flags.from}" is not an IP address`);
+    if (from.ip.family !== family) throw new UsageError(`--from ${flags.from} and --to ${flags.to} are of different IP families`);
+  }
+  const wanted = family === 'IPv4' ? 'ipv4' : 'ipv6';
+  if (flags.ipFamily !== undefined && flags.ipFamily !== wanted) {
+    throw new UsageError(`--ip-family ${flags.ipFamily} does not match --to ${flags.to} (an ${family} address)`);
+  }
+  const format = flags.output ?? 'text';
+
+  let rulesText: string;
+  let nodeIPs: string[];
+  if (flags.rules !== undefined) {
+    if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw new UsageError('--rules - and -f - cannot both read stdin');
+    rulesText = readRulesFile(flags.rules, io);
+    if ((flags.filename ?? []).length > 0) {
+      const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
+      printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
+      reportNotes(io, compiled.loaded.notes);
+      nodeIPs = compiled.settings.proxy.nodeIPs;
+    } else {
+      nodeIPs = flags.nodeIp ?? [];
+      for (const ip of nodeIPs) if (!parseIP(ip)) throw new UsageError(`--node-ip: "${ip}" is not an IP address`);
+      if (nodeIPs.length === 0) reportNotes(io, ['no --node-ip: only loopback addresses count as the node\'s own (addrtype LOCAL)']);
+    }
+  } else {
+    const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
+    printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
+    reportNotes(io, compiled.loaded.notes);
+    if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc trace follows iptables rules; --proxy-mode ipvs is not supported');
+    rulesText = emitIptables(compiled.ir, { standalone: false }).join('');
+    nodeIPs = compiled.settings.proxy.nodeIPs;
+  }
+
+  let result: TraceResult;
+  try {
+    const rules = readRules(rulesText);
+    if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
+    const packet: PacketSpec = {
+      destination: dest.ip,
+      port: dest.port,
+      protocol: dest.protocol,
+      ...(flags.from !== undefined ? { source: flags.from } : {}),
+      ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
+    };
+    result = traceRuleSet(rules, packet, { ips: nodeIPs });
+  } catch (e) {
+    if (e instanceof RulesReadError) {
+      if (flags.rules !== undefined) throw new UsageError(`--rules ${flags.rules}: ${e.message}`);
+      throw new Error(`kpc's own rules do not read back: ${e.message}`);
+    }
+    if (e instanceof TraceError) throw new UsageError(e.message);
+    throw e;
+  }
+  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io))]);
+  return EXIT.ok;
+}
+
+/** Add `kpc trace` to the program; its action runs runTrace and hands the exit code to `setExit`. */
+export function addTraceCommand(program: Command, io: Io, setExit: (code: number) => void): Command {
+  const cmd = program
+    .command('trace')
+    .description('follow a new connection through the compiled rules (or --rules FILE) and say where it goes');
+  addInputOptions(cmd);
+  addNodeOptions(cmd);
+  addKnobOptions(cmd);
+  cmd
+    .addOption(new Option('--ip-family <family>', "which family's rules (default: the family of --to)").choices(['ipv4', 'ipv6']))
+    .requiredOption('--to <ip:port[/proto]>', 'the destination: IP:PORT, [IPv6]:PORT, optionally /tcp, /udp or /sctp (default tcp)')
+    .option('--from <ip>', "the client's address (default: the node itself; a node address also means the node itself)")
+    .option('--in-interface <name>', 'the interface a packet from the network arrives on (for -i matches)')
+    .option('--rules <file>', "trace through this file instead of compiling: kpc's output or a node's iptables-save (- for stdin)")
+    .addOption(new Option('-o, --output <format>', 'text, or json ({"verdict", "endpoints", "masquerade", "path", ...})').choices(['text', 'json']).default('text'))
+    .addHelpText('after', EXAMPLES)
+    .exitOverride()
+    .action((flags: TraceFlags) => setExit(runTrace(flags, io)));
+  return cmd;
+}
