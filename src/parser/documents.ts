@@ -12,6 +12,8 @@ import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments
 import { fieldError, locateError, type Diagnostic, type FieldPath, type ObjectOrigin } from './diagnostics.js';
 import type { Source } from './input-files.js';
 import { LineIndex, scanJsonList } from './json-list.js';
+import { yaml11Reading } from './yaml-ambiguity.js';
+import { objectText, parseYAMLFast } from './yaml-fast.js';
 
 export const LIMITS = {
   /** Longest accepted line; a real manifest's longest lines are certificates and JSON annotations. */
@@ -170,6 +172,36 @@ function checkDepth(root: unknown): string | undefined {
 // YAML
 
 function readYAML(name: string, text: string): ReadResult {
+  const fast = parseYAMLFast(text, LIMITS);
+  if (fast) {
+    const objects: RawObject[] = [];
+    for (const doc of fast) {
+      if (doc.value === null || doc.value === undefined) continue; // an empty document
+      const locatorOf = (obj: unknown): Locator => {
+        const span = obj !== null && typeof obj === 'object' ? doc.spans.get(obj) : undefined;
+        if (!span) return () => ({ line: 1, column: 1 });
+        let located: Locator | undefined;
+        return (path) => {
+          if (!located) {
+            const piece = objectText(text, span);
+            located = lazyLocator(() => piece.text, { line: piece.firstLine, column: 1 });
+          }
+          return located(path);
+        };
+      };
+      if (isListObject(doc.value)) {
+        (doc.value as { items: unknown[] }).items.forEach((item) => objects.push({ value: item, origin: { file: name, locate: locatorOf(item) } }));
+      } else {
+        objects.push({ value: doc.value, origin: { file: name, locate: locatorOf(doc.value) } });
+      }
+    }
+    return { objects, diagnostics: [] };
+  }
+  return readYAMLPrecisely(name, text);
+}
+
+/** The precise path: the `yaml` package, every problem with its position. */
+function readYAMLPrecisely(name: string, text: string): ReadResult {
   const lc = new LineCounter();
   const diagnostics: Diagnostic[] = [];
   const objects: RawObject[] = [];
@@ -250,24 +282,6 @@ function checkNodes(node: YamlNode, path: Array<string | number>, depth: number)
     });
   }
   return out;
-}
-
-// Plain scalars YAML 1.1 resolves differently from YAML 1.2's core schema.
-const YAML11_BOOL = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/;
-const YAML11_OCTAL = /^[-+]?0[0-7_]+$/;
-const YAML11_BINARY = /^[-+]?0b[01_]+$/;
-const YAML12_OCTAL = /^0o[0-7]+$/;
-const YAML11_UNDERSCORE_NUMBER = /^[-+]?(0x[0-9a-fA-F_]+|[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?)$/;
-const YAML11_SEXAGESIMAL = /^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$/;
-
-function yaml11Reading(source: string): string | undefined {
-  if (YAML11_BOOL.test(source)) return `the boolean ${/^(y|yes|on)$/i.test(source)}`;
-  if (YAML11_OCTAL.test(source) && /[0-7]/.test(source.slice(1))) return `the octal number ${parseInt(source.replace(/_/g, ''), 8)}`;
-  if (YAML11_BINARY.test(source)) return `the binary number ${parseInt(source.replace(/^[-+]?0b/, '').replace(/_/g, ''), 2)}`;
-  if (YAML12_OCTAL.test(source)) return 'a string';
-  if (source.includes('_') && YAML11_UNDERSCORE_NUMBER.test(source)) return `the number ${source.replace(/_/g, '')}`;
-  if (YAML11_SEXAGESIMAL.test(source)) return 'a base-60 number';
-  return undefined;
 }
 
 function checkScalar(node: Scalar, path: Array<string | number>): NodeProblem[] {

@@ -1,0 +1,116 @@
+/**
+ * The fast YAML path: js-yaml for clean input, the `yaml` package for everything else.
+ *
+ * Why two parsers: the `yaml` package gives precise positions and error codes, but it reads
+ * about 1 MB/s of manifests and a 20,000-Service `kubectl get -o yaml` (67 MB) took 60 s and
+ * 4.2 GB; js-yaml reads the same in about 2 s and 0.4 GB (BENCHMARKS.md). So js-yaml reads the
+ * input first, and gives up — handing the whole text to the precise path, which then reports
+ * with positions — whenever the input is not plainly clean:
+ *
+ *   - anchors or aliases (the precise path expands them with a budget),
+ *   - a plain scalar that YAML 1.1 (kubectl) and 1.2 read differently,
+ *   - a syntax error, a duplicate key, nesting or a scalar beyond the limits.
+ *
+ * For clean input the two parsers agree on values (YAML 1.2 core schema, plain scalars only
+ * resolved where both resolve them alike). Positions, which only diagnostics need, are found
+ * lazily: each top-level object's byte range is recorded while parsing, and on first use
+ * that range alone is parsed again with the `yaml` package.
+ */
+
+import * as jsyaml from 'js-yaml';
+import { isYaml11Ambiguous } from './yaml-ambiguity.js';
+
+/** What the fast path found: each top-level document's value and where each object starts. */
+export interface FastDocument {
+  value: unknown;
+  /** Node start/end offsets of objects at depth ≤ 3 (document roots and List items). */
+  spans: WeakMap<object, { start: number; end: number }>;
+}
+
+/** A plain scalar the precise path must look at (YAML 1.1 vs 1.2). */
+class Ambiguous {
+  constructor(readonly text: string) {}
+}
+
+const ambiguousType = new jsyaml.Type('tag:kpc.invalid,2026:ambiguous', {
+  kind: 'scalar',
+  resolve: (data: string | null) => data !== null && isYaml11Ambiguous(data),
+  construct: (data: string) => new Ambiguous(data),
+});
+
+/** YAML 1.2 core, with the ambiguity check tried before the core's own resolvers. */
+const SCHEMA = new jsyaml.Schema({
+  implicit: [ambiguousType, ...(jsyaml.CORE_SCHEMA as unknown as { implicit: jsyaml.Type[] }).implicit],
+  explicit: (jsyaml.CORE_SCHEMA as unknown as { explicit: jsyaml.Type[] }).explicit,
+});
+
+/** A `&name` or `*name` where a node can start; false alarms only cost the fast path. */
+const ANCHOR_OR_ALIAS = /(?:^|[\s[{,:-])[&*][^\s,[\]{}]/;
+
+interface ListenerState {
+  depth: number;
+  position: number;
+  result: unknown;
+}
+
+/**
+ * Parse every document, or return undefined when the precise path must decide. `limits`
+ * bound nesting and scalar size as the precise path does.
+ */
+export function parseYAMLFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
+  if (ANCHOR_OR_ALIAS.test(text)) return undefined;
+  const spans = new WeakMap<object, { start: number; end: number }>();
+  const starts: number[] = [];
+  const listener = (event: 'open' | 'close', state: ListenerState) => {
+    if (event === 'open') {
+      starts[state.depth] = state.position;
+    } else if (state.depth <= 3 && state.result !== null && typeof state.result === 'object') {
+      spans.set(state.result as object, { start: starts[state.depth]!, end: state.position });
+    }
+  };
+  let values: unknown[];
+  try {
+    values = jsyaml.loadAll(text, undefined, {
+      schema: SCHEMA,
+      json: false,
+      maxDepth: limits.maxDepth + 1,
+      listener: listener as unknown as jsyaml.LoadOptions['listener'],
+    } as jsyaml.LoadOptions) as unknown[];
+  } catch {
+    return undefined;
+  }
+  const docs: FastDocument[] = [];
+  for (const value of values) {
+    if (!isClean(value, limits.maxScalarBytes)) return undefined;
+    docs.push({ value, spans });
+  }
+  return docs;
+}
+
+/** No Ambiguous marker and no oversized string anywhere (iterative: no recursion to exhaust). */
+function isClean(root: unknown, maxScalar: number): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v instanceof Ambiguous) return false;
+    if (typeof v === 'string') {
+      if (v.length > maxScalar) return false;
+    } else if (v !== null && typeof v === 'object') {
+      for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push(child);
+      if (!Array.isArray(v)) for (const key of Object.keys(v)) if (key.length > maxScalar) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The text of one object re-parsable on its own with unchanged line and column numbers:
+ * the lines it spans, with everything before it on its first line blanked (a `- ` marker).
+ */
+export function objectText(text: string, span: { start: number; end: number }): { text: string; firstLine: number } {
+  const lineStart = text.lastIndexOf('\n', span.start - 1) + 1;
+  let firstLine = 1;
+  for (let k = text.indexOf('\n'); k >= 0 && k < lineStart; k = text.indexOf('\n', k + 1)) firstLine++;
+  const lead = text.slice(lineStart, span.start).replace(/[^\s]/g, ' ');
+  return { text: lead + text.slice(span.start, span.end), firstLine };
+}
