@@ -18,8 +18,7 @@
  * the deletions.
  */
 
-import { editScript } from './sequence.js';
-import { isKubeProxyChain, isServiceChain, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
 export interface DeltaOptions {
   full: boolean;
@@ -40,11 +39,7 @@ function compareNames(a: string, b: string): number {
 
 /** -D/-I lines for one top-level chain, or undefined when a rewrite is the better deal. */
 function ruleEdits(chain: string, before: ChainState, after: ChainState, maxEdits: number): string[] | undefined {
-  const script = editScript(
-    before.rules.map((r) => r.key),
-    after.rules.map((r) => r.key),
-    maxEdits,
-  );
+  const script = ruleEditScript(before.rules, after.rules, maxEdits);
   if (!script) return undefined;
   const lines: string[] = [];
   // Deletions by rule text (robust to position drift); then insertions at their final

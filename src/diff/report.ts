@@ -10,8 +10,7 @@
  * KUBE-FORWARD, ...) is reported under "node".
  */
 
-import { editScript } from './sequence.js';
-import { isKubeProxyChain, isServiceChain, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
 export interface RuleRef {
   table: string;
@@ -99,7 +98,7 @@ function endpointsOf(chains: TableState, owner: Map<string, string>, table: stri
 }
 
 function ruleDiff(before: ChainState, after: ChainState): { added: string[]; removed: string[] } {
-  const script = editScript(before.rules.map((r) => r.key), after.rules.map((r) => r.key)) ?? [];
+  const script = ruleEditScript(before.rules, after.rules) ?? [];
   const added: string[] = [];
   const removed: string[] = [];
   for (const e of script) {

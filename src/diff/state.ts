@@ -1,25 +1,71 @@
 /**
- * The iptables state kpc compares: per table (filter, nat), per chain, the rules in order,
- * each as its canonical key (canonical.ts) and the text to write it back with.
+ * The iptables state kpc compares: per table (filter, nat), per chain, the rules in order.
  *
- * Read from any rules text the trace reader understands: kpc's own output or a node's
- * `iptables-save`, which also holds other components' chains (those are kept, never touched).
+ * Read from kpc's own output or a node's `iptables-save` (which also holds other components'
+ * chains: those are kept, never touched), or built straight from the emitter's ruleset.
+ * A rule is kept as the text it was written with; its canonical key (canonical.ts) and the
+ * facts the diff report needs are worked out only when asked, once per distinct text: two
+ * outputs of kpc share almost all their rule texts, so comparing them parses almost nothing.
  */
 
+import type { Ruleset } from '../emit/iptables/ruleset.js';
+import { parseRuleArgs, TARGET_EXTENSIONS } from '../trace/parse-rule.js';
 import { readRules } from '../trace/read.js';
+import { tokenize } from '../trace/tokenize.js';
 import { canonicalRule } from './canonical.js';
+import { editScript, type Edit } from './sequence.js';
 
-export interface RuleState {
+interface Facts {
   /** Canonical form: equal keys = the same kernel rule. */
   key: string;
-  /** The rule's arguments as the text had them (valid for -A, -I and -D). */
-  spec: string;
   /** The `-m comment` text, if any. */
   comment?: string;
   /** The chain it jumps or goes to, if its target is a chain. */
   jump?: string;
   /** DNAT's `--to-destination`, if that is its target. */
   dnat?: string;
+}
+
+/** What each distinct rule text means, parsed once and shared by the states compared. */
+export class RuleFacts {
+  private readonly cache = new Map<string, Facts>();
+
+  constructor(readonly family: 'IPv4' | 'IPv6') {}
+
+  of(spec: string): Facts {
+    let facts = this.cache.get(spec);
+    if (!facts) {
+      // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
+      const parsed = parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
+      facts = { key: canonicalRule(parsed, this.family) };
+      if (parsed.comment !== undefined) facts.comment = parsed.comment;
+      if (parsed.target?.kind === 'chain') facts.jump = parsed.target.chain;
+      if (parsed.target?.kind === 'DNAT') facts.dnat = parsed.target.to;
+      this.cache.set(spec, facts);
+    }
+    return facts;
+  }
+}
+
+export class RuleState {
+  constructor(
+    /** The rule's arguments as the text had them (valid for -A, -I and -D). */
+    readonly spec: string,
+    private readonly facts: RuleFacts,
+  ) {}
+
+  get key(): string {
+    return this.facts.of(this.spec).key;
+  }
+  get comment(): string | undefined {
+    return this.facts.of(this.spec).comment;
+  }
+  get jump(): string | undefined {
+    return this.facts.of(this.spec).jump;
+  }
+  get dnat(): string | undefined {
+    return this.facts.of(this.spec).dnat;
+  }
 }
 
 export interface ChainState {
@@ -30,33 +76,75 @@ export interface ChainState {
 
 export type TableState = Map<string, ChainState>;
 
-/** Tables by name; only the tables kube-proxy writes are read. */
+/** Tables by name; only the tables kube-proxy writes are kept. */
 export type IptablesState = Map<'filter' | 'nat', TableState>;
 
 const TABLES = ['filter', 'nat'] as const;
+const BUILTIN = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
 
-export function readState(text: string, family: 'IPv4' | 'IPv6'): IptablesState {
-  const ruleset = readRules(text);
-  const state: IptablesState = new Map();
-  for (const name of TABLES) {
-    const table = ruleset.tables.get(name);
-    const chains: TableState = new Map();
-    for (const chain of table?.chains.values() ?? []) {
-      chains.set(chain.name, {
-        name: chain.name,
-        builtin: chain.builtin,
-        rules: chain.rules
-          .filter((r) => !r.implicit)
-          .map((r) => ({
-            key: canonicalRule(r, family),
-            spec: r.spec,
-            ...(r.comment !== undefined ? { comment: r.comment } : {}),
-            ...(r.target?.kind === 'chain' ? { jump: r.target.chain } : {}),
-            ...(r.target?.kind === 'DNAT' ? { dnat: r.target.to } : {}),
-          })),
-      });
+function emptyState(): IptablesState {
+  return new Map(TABLES.map((t) => [t, new Map()]));
+}
+
+/**
+ * Read restore text or iptables-save output. The common lines (`*table`, `:CHAIN`, `-A`,
+ * counters, COMMIT) are read here directly; any other command (-I, -D, -F, -X, -N, -P) makes
+ * the full reader of src/trace replay the text as iptables-restore would.
+ */
+export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv6'): IptablesState {
+  const facts = typeof factsOrFamily === 'string' ? new RuleFacts(factsOrFamily) : factsOrFamily;
+  const state = emptyState();
+  let table: TableState | undefined;
+  for (const raw of text.split('\n')) {
+    let line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.startsWith('*')) {
+      table = state.get(line.slice(1) as 'filter' | 'nat');
+      continue;
     }
-    state.set(name, chains);
+    if (line === 'COMMIT') {
+      table = undefined;
+      continue;
+    }
+    if (line.startsWith(':')) {
+      if (table) {
+        const name = line.slice(1).split(/\s/)[0]!;
+        table.set(name, { name, builtin: BUILTIN.has(name), rules: [] });
+      }
+      continue;
+    }
+    if (line.startsWith('[')) line = line.replace(/^\[\d+:\d+\]\s+/, '');
+    const m = /^-A (\S+) (.*)$/.exec(line);
+    if (!m) return readStateFully(text, facts);
+    if (!table) continue; // a table kube-proxy does not write (mangle, raw, ...)
+    const chain = table.get(m[1]!);
+    if (!chain) return readStateFully(text, facts);
+    chain.rules.push(new RuleState(m[2]!, facts));
+  }
+  return state;
+}
+
+function readStateFully(text: string, facts: RuleFacts): IptablesState {
+  const ruleset = readRules(text);
+  const state = emptyState();
+  for (const name of TABLES) {
+    const chains = state.get(name)!;
+    for (const chain of ruleset.tables.get(name)?.chains.values() ?? []) {
+      chains.set(chain.name, { name: chain.name, builtin: chain.builtin, rules: chain.rules.filter((r) => !r.implicit).map((r) => new RuleState(r.spec, facts)) });
+    }
+  }
+  return state;
+}
+
+/** The state of the emitter's ruleset, without printing and re-reading it. */
+export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
+  const state = emptyState();
+  for (const name of TABLES) {
+    const chains = state.get(name)!;
+    for (const [chain, lines] of rs[name].chains) {
+      const prefix = `-A ${chain} `.length;
+      chains.set(chain, { name: chain, builtin: BUILTIN.has(chain), rules: lines.map((l) => new RuleState(l.slice(prefix), facts)) });
+    }
   }
   return state;
 }
@@ -69,9 +157,10 @@ export function isServiceChain(name: string): boolean {
 /** The long top-level chains that hold one or more rules per service port: diffed rule by rule. */
 export const TOP_LEVEL_CHAINS: ReadonlySet<string> = new Set(['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-EXTERNAL-SERVICES', 'KUBE-PROXY-FIREWALL']);
 
+/** Same rules in the same order: by text first (cheap), by canonical key where texts differ. */
 export function sameRules(a: ChainState | undefined, b: ChainState | undefined): boolean {
   if (!a || !b || a.rules.length !== b.rules.length) return false;
-  return a.rules.every((r, k) => r.key === b.rules[k]!.key);
+  return a.rules.every((r, k) => r.spec === b.rules[k]!.spec || r.key === b.rules[k]!.key);
 }
 
 /** kube-proxy's fixed chains: rewritten whole when they differ, never deleted. */
@@ -83,4 +172,34 @@ const FIXED_CHAINS: Readonly<Record<string, ReadonlySet<string>>> = {
 /** The chains kpc compares and changes: kube-proxy's fixed chains and its per-service chains. */
 export function isKubeProxyChain(table: string, name: string): boolean {
   return (FIXED_CHAINS[table]?.has(name) ?? false) || (table === 'nat' && isServiceChain(name));
+}
+
+/**
+ * The edit script between two rule lists. The common head and tail are found by text
+ * (cheap); only the rules in between are compared by canonical key (parsed).
+ */
+export function ruleEditScript(before: readonly RuleState[], after: readonly RuleState[], maxEdits = Infinity): Edit[] | undefined {
+  let start = 0;
+  while (start < before.length && start < after.length && before[start]!.spec === after[start]!.spec) start++;
+  let endB = before.length;
+  let endA = after.length;
+  while (endB > start && endA > start && before[endB - 1]!.spec === after[endA - 1]!.spec) {
+    endB--;
+    endA--;
+  }
+  const middle = editScript(
+    before.slice(start, endB).map((r) => r.key),
+    after.slice(start, endA).map((r) => r.key),
+    maxEdits,
+  );
+  if (!middle) return undefined;
+  const out: Edit[] = [];
+  for (let k = 0; k < start; k++) out.push({ op: 'keep', oldIndex: k, newIndex: k });
+  for (const e of middle) {
+    if (e.op === 'keep') out.push({ op: 'keep', oldIndex: e.oldIndex + start, newIndex: e.newIndex + start });
+    else if (e.op === 'delete') out.push({ op: 'delete', oldIndex: e.oldIndex + start });
+    else out.push({ op: 'insert', newIndex: e.newIndex + start });
+  }
+  for (let k = 0; endB + k < before.length; k++) out.push({ op: 'keep', oldIndex: endB + k, newIndex: endA + k });
+  return out;
 }

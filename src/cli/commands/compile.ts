@@ -3,12 +3,13 @@
  * Nothing is written unless everything compiled.
  */
 
-import { emitIptables } from '../../emit/iptables/index.js';
+import { buildRuleset } from '../../emit/iptables/index.js';
+import { renderRuleset } from '../../emit/iptables/render.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { writeFileAtomic, type Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { readState } from '../../diff/state.js';
+import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
 import { readPreviousState } from './previous.js';
 
@@ -24,13 +25,16 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('--proxy-mode ipvs is not implemented yet');
-  let chunks = emitIptables(compiled.ir, { standalone: flags.standalone ?? false });
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
+  const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
+  let chunks: string[];
   if (flags.previous !== undefined) {
     // Only what must change, for `iptables-restore --noflush`.
-    const before = readPreviousState(flags.previous, compiled.family);
-    const after = readState(chunks.join(''), compiled.family);
-    chunks = [renderDelta(before, after, { full: flags.full ?? false })];
+    const facts = new RuleFacts(compiled.family);
+    const before = readPreviousState(flags.previous, facts);
+    chunks = [renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false })];
+  } else {
+    chunks = renderRuleset(ruleset);
   }
   if (flags.output !== undefined) writeOutput(flags.output, chunks);
   else io.stdout(chunks);

@@ -4,9 +4,9 @@
  */
 
 import { Chalk } from 'chalk';
-import { emitIptables } from '../../emit/iptables/index.js';
+import { buildRuleset } from '../../emit/iptables/index.js';
 import { diffStates, renderReport, reportJSON, type Paint } from '../../diff/report.js';
-import { readState } from '../../diff/state.js';
+import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
@@ -30,8 +30,9 @@ export function runDiff(flags: DiffFlags, io: Io): number {
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc diff of ipvs output is not implemented yet');
-  const before = readPreviousState(flags.previous, compiled.family);
-  const after = readState(emitIptables(compiled.ir, { standalone: false }).join(''), compiled.family);
+  const facts = new RuleFacts(compiled.family);
+  const before = readPreviousState(flags.previous, facts);
+  const after = stateOfRuleset(buildRuleset(compiled.ir, { standalone: false }), facts);
   const report = diffStates(before, after);
   io.stdout([flags.output === 'json' ? reportJSON(report) : renderReport(report, painter(io.stdoutIsTTY))]);
   return report.changed ? EXIT.differs : EXIT.ok;

@@ -3,10 +3,9 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { readState, type IptablesState } from '../../diff/state.js';
+import { readState, type IptablesState, type RuleFacts } from '../../diff/state.js';
 import { RulesReadError } from '../../trace/read.js';
 import { UsageError } from '../exit-codes.js';
-import type { IPFamily } from '../../net/ip.js';
 
 export function readTextFile(path: string, what: string): string {
   try {
@@ -16,10 +15,10 @@ export function readTextFile(path: string, what: string): string {
   }
 }
 
-export function readPreviousState(path: string, family: IPFamily): IptablesState {
+export function readPreviousState(path: string, facts: RuleFacts): IptablesState {
   const text = readTextFile(path, '--previous');
   try {
-    return readState(text, family);
+    return readState(text, facts);
   } catch (e) {
     if (e instanceof RulesReadError) throw new UsageError(`--previous ${path}:${e.line}: ${e.detail}`);
     throw e;
