@@ -3,7 +3,7 @@
  * Commands take an Io so tests can run them in-process and capture everything.
  */
 
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -40,6 +40,47 @@ export function writeFileAtomic(path: string, chunks: readonly string[]): void {
     } catch {
       // already gone
     }
+    throw e;
+  }
+}
+
+export interface DirectoryFile {
+  name: string;
+  content: string;
+  mode: number;
+}
+
+/**
+ * Write a set of files as one directory, as atomically as a directory can be: everything is
+ * written and synced into a sibling temporary directory, which then replaces `dir` by rename
+ * (an existing `dir` is moved aside first and removed after). Readers never see a mix of old
+ * and new files; on error the old directory is left as it was.
+ */
+export function writeDirectoryAtomic(dir: string, files: readonly DirectoryFile[]): void {
+  const parent = dirname(dir);
+  const tag = `${process.pid}.${randomBytes(4).toString('hex')}`;
+  const tmp = join(parent, `.${basename(dir)}.${tag}.tmp`);
+  mkdirSync(tmp, { mode: 0o755 });
+  try {
+    for (const f of files) {
+      const fd = openSync(join(tmp, f.name), 'wx', f.mode);
+      try {
+        writeSync(fd, f.content);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    if (existsSync(dir)) {
+      const old = join(parent, `.${basename(dir)}.${tag}.old`);
+      renameSync(dir, old);
+      renameSync(tmp, dir);
+      rmSync(old, { recursive: true, force: true });
+    } else {
+      renameSync(tmp, dir);
+    }
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
 }

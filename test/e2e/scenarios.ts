@@ -96,6 +96,10 @@ export interface ScenarioResult {
 export interface RunOptions {
   /** Changes the compiled text before loading it (the broken-rules demonstrations). */
   mutate?: (rules: string) => string;
+  /** Called with each probe's raw results, in order (test/e2e/trace-agreement.test.ts). */
+  observe?: (probe: Probe, results: ProbeResult[]) => void;
+  /** Runs `kpc ARGS` for the compile step instead of `node bin/kpc.js` (e.g. in-process). */
+  kpc?: (args: readonly string[]) => Promise<{ code: number | null; stdout: string; stderr: string; timedOut?: boolean }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -485,7 +489,11 @@ function probeLabel(p: Probe, proto: string, count: number): string {
 }
 
 /** Sends the probes and checks them (the lab's rules are whatever is loaded). */
-export async function runProbes(lab: Lab, probes: readonly Probe[]): Promise<{ problems: string[]; log: string[] }> {
+export async function runProbes(
+  lab: Lab,
+  probes: readonly Probe[],
+  observe?: RunOptions['observe'],
+): Promise<{ problems: string[]; log: string[] }> {
   const problems: string[] = [];
   const log: string[] = [];
   for (const p of probes) {
@@ -494,6 +502,7 @@ export async function runProbes(lab: Lab, probes: readonly Probe[]): Promise<{ p
     const d = defaultsOf(p);
     const label = probeLabel(p, d.proto, d.count);
     const results = await agent.probe({ proto: d.proto, host: p.to, port: p.port, count: d.count, timeoutMs: d.timeoutMs, concurrency: d.concurrency });
+    observe?.(p, results);
     const found = evaluate(results, p.expect);
     log.push(`${found.length ? 'FAIL' : 'ok  '} ${label}: ${describeResults(results)}`);
     for (const f of found) problems.push(`${label}: ${f}`);
@@ -543,7 +552,7 @@ export async function runScenario(lab: Lab, sc: Scenario, workDir: string, opts:
     return { ...r, ok: r.problems.length === 0, dir, report };
   };
 
-  const compiled = await runKpc(args);
+  const compiled = await (opts.kpc ?? runKpc)(args);
   if (compiled.code !== 0 || compiled.stdout.trim() === '') {
     return finish({
       failedAt: 'compile',
@@ -569,7 +578,7 @@ export async function runScenario(lab: Lab, sc: Scenario, workDir: string, opts:
   }
   await flushConntrack(lab.nodeNs);
 
-  const { problems, log } = await runProbes(lab, sc.probes);
+  const { problems, log } = await runProbes(lab, sc.probes, opts.observe);
   return finish({ ...(problems.length ? { failedAt: 'probe' as const } : {}), problems, log, rules });
 }
 

@@ -89,3 +89,58 @@ export function caseArgv(c: GoldenCase, inputDir = join(c.dir, 'input')): string
   if (c.hasConfig) argv.push('--config', join(c.dir, 'config.yaml'));
   return argv;
 }
+
+// ---------------------------------------------------------------------------------------------
+// `kpc diff` / `kpc compile --previous` golden cases (fixtures/diff/, format: its README.md)
+// ---------------------------------------------------------------------------------------------
+
+export const DIFF_FIXTURES_ROOT = join(FIXTURES_ROOT, 'diff');
+
+export interface DiffCase {
+  /** Folder name under fixtures/diff/. */
+  name: string;
+  dir: string;
+  description: string;
+  /** kpc flags shared by diff and compile (no command, no -f, no --previous). */
+  args: string[];
+  /** Expected exit code of `kpc diff` (1 when the case shows a change). */
+  exit: number;
+  /** The previous state given as --previous (kpc's output or a node's iptables-save). */
+  previousPath: string;
+  /** Manifests of the new state (`-f input -R`). */
+  inputDir: string;
+  /** Expected `kpc diff` stdout (human view, no colour). */
+  expectedText: string;
+  /** Expected `kpc diff -o json` stdout. */
+  expectedJSON: string;
+  /** Expected `kpc compile --previous` stdout, when the case has one. */
+  expectedDelta?: string;
+  /** Set when kpc is known to print something else (the runner marks the case it.fails). */
+  knownBug?: string;
+}
+
+/** Every folder under fixtures/diff/ that holds a diff.yaml. */
+export function loadDiffCases(root = DIFF_FIXTURES_ROOT): DiffCase[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .sort()
+    .map((entry) => join(root, entry))
+    .filter((dir) => statSync(dir).isDirectory() && existsSync(join(dir, 'diff.yaml')))
+    .map((dir): DiffCase => {
+      const spec = parse(readFileSync(join(dir, 'diff.yaml'), 'utf8')) as Record<string, unknown>;
+      const delta = join(dir, 'expected.delta');
+      return {
+        name: relative(root, dir),
+        dir,
+        description: String(spec.description ?? ''),
+        args: ((spec.args as unknown[] | undefined) ?? []).map(String),
+        exit: typeof spec.exit === 'number' ? spec.exit : 1,
+        previousPath: join(dir, 'previous.txt'),
+        inputDir: join(dir, 'input'),
+        expectedText: readFileSync(join(dir, 'expected.txt'), 'utf8'),
+        expectedJSON: readFileSync(join(dir, 'expected.json'), 'utf8'),
+        ...(existsSync(delta) ? { expectedDelta: readFileSync(delta, 'utf8') } : {}),
+        ...(typeof spec.knownBug === 'string' ? { knownBug: spec.knownBug } : {}),
+      };
+    });
+}

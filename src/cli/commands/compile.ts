@@ -6,7 +6,9 @@
 import { buildRuleset } from '../../emit/iptables/index.js';
 import { renderRuleset } from '../../emit/iptables/render.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { writeFileAtomic, type Io } from '../io.js';
+import { writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
+import { applyScriptOptions, bundleFiles, emitIpvs, renderApplyScript } from '../../emit/ipvs/index.js';
+import type { ProxyIR } from '../../ir/model.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
@@ -24,8 +26,8 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   const compiled = compileInput(flags, io.readStdin);
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
-  if (compiled.settings.mode !== 'iptables') throw new UsageError('--proxy-mode ipvs is not implemented yet');
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
+  if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);
   const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
   let chunks: string[];
   if (flags.previous !== undefined) {
@@ -38,6 +40,26 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   }
   if (flags.output !== undefined) writeOutput(flags.output, chunks);
   else io.stdout(chunks);
+  return EXIT.ok;
+}
+
+/**
+ * IPVS mode: with -o, a directory holding ipvs.rules, ipset.rules, iptables.rules,
+ * kube-ipvs0.addrs and apply.sh (which applies them in order); without, apply.sh with the
+ * four parts inline, so the one script is the whole output.
+ */
+function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
+  if (flags.previous !== undefined) throw new UsageError('--previous is not implemented for --proxy-mode ipvs yet');
+  const standalone = flags.standalone ?? false;
+  if (flags.output !== undefined) {
+    try {
+      writeDirectoryAtomic(flags.output, bundleFiles(ir, { standalone }));
+    } catch (e) {
+      throw new UsageError(`cannot write ${flags.output}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  } else {
+    io.stdout([renderApplyScript(emitIpvs(ir, { standalone }), applyScriptOptions(ir, { inline: true, standalone }))]);
+  }
   return EXIT.ok;
 }
 

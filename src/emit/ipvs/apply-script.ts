@@ -30,27 +30,8 @@
 
 import type { IPFamily } from '../../net/ip.js';
 import { builtinJumpArgs, IPVS_BUILTIN_JUMPS } from './iptables-rules.js';
+import { BUNDLE_FILES, type IpvsBundle } from './bundle.js';
 import { safeCIDR, safeHeredocLine, UnsafeOutputError } from './safe-text.js';
-
-export interface IpvsBundle {
-  /** `ipvsadm -R` input in `ipvsadm-save -n` form. */
-  ipvsRules: string;
-  /** `ipset restore` input. */
-  ipsetRules: string;
-  /** `iptables-restore --noflush` input (ip6tables-restore for IPv6). */
-  iptablesRules: string;
-  /** kube-ipvs0 addresses, one `address/prefix` per line. */
-  addresses: string;
-}
-
-/** File names inside an `-o DIR` bundle. */
-export const BUNDLE_FILES = {
-  ipvsRules: 'ipvs.rules',
-  ipsetRules: 'ipset.rules',
-  iptablesRules: 'iptables.rules',
-  addresses: 'kube-ipvs0.addrs',
-  applyScript: 'apply.sh',
-} as const;
 
 export interface ApplyScriptOptions {
   /** Embed the four files (the script alone is the output); else read them next to the script. */
@@ -87,6 +68,7 @@ function heredoc(part: keyof IpvsBundle, content: string): string {
 /**
  * The awk program of step 4 (no single quote inside: it is embedded in '...'). Input: the
  * current table (`ipvsadm -S -n`) then ipvs.rules; variables fam (4|6) and excl (CIDRs).
+ * The first file is told apart by name, not by FNR == NR, which breaks when it is empty.
  */
 const IPVS_DELTA_AWK = String.raw`
 function pad4(g) { while (length(g) < 4) g = "0" g; return g }
@@ -125,7 +107,7 @@ function ours(svc,    a, i, n, E) {
   for (i = 1; i <= n; i++) if (inside(a, E[i])) return 0
   return 1
 }
-FNR == NR {
+FILENAME == ARGV[1] {
   if ($1 == "-A") cur_svc[$2 " " $3] = 1
   else if ($1 == "-a") cur_dst[$2 " " $3 " " $5] = 1
   next

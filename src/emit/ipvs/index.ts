@@ -26,7 +26,8 @@
 
 import type { ProxyIR } from '../../ir/model.js';
 import { renderAddresses } from './addresses.js';
-import { BUNDLE_FILES, renderApplyScript, type ApplyScriptOptions, type IpvsBundle } from './apply-script.js';
+import { renderApplyScript, type ApplyScriptOptions } from './apply-script.js';
+import { BUNDLE_FILES, type IpvsBundle } from './bundle.js';
 import { renderIpsetRules } from './ipset.js';
 import { renderIptablesRules } from './iptables-rules.js';
 import { renderIpvsRules } from './ipvsadm.js';

@@ -171,7 +171,7 @@ export function renderIptablesRules(ir: ProxyIR, state: IpvsState, options: Ipta
   filter.push(`-A ${KUBE_FORWARD} -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
   filter.push(`-A ${KUBE_NODE_PORT} -m comment --comment ${comment('KUBE-HEALTH-CHECK-NODE-PORT')} -m set --match-set ${name('KUBE-HEALTH-CHECK-NODE-PORT')} dst -j ACCEPT`);
 
-  // Keep hosts ports off the VIPs on kube-ipvs0 (kubernetes#72236).
+  // Keep host ports off the VIPs on kube-ipvs0 (kubernetes#72236).
   filter.push(`-A ${KUBE_IPVS_FILTER} -m set --match-set ${name('KUBE-LOAD-BALANCER')} dst,dst -j RETURN`);
   filter.push(`-A ${KUBE_IPVS_FILTER} -m set --match-set ${name('KUBE-CLUSTER-IP')} dst,dst -j RETURN`);
   filter.push(`-A ${KUBE_IPVS_FILTER} -m set --match-set ${name('KUBE-EXTERNAL-IP')} dst,dst -j RETURN`);

@@ -18,9 +18,9 @@
  */
 
 import type { Protocol, ProxyKnobs } from '../../ir/model.js';
-import { parseIP, type IPFamily } from '../../net/ip.js';
+import type { IPFamily } from '../../net/ip.js';
 import { compareIPs, glibcMergeSort } from './order.js';
-import { safeIP, safePort, safeScheduler, safeSeconds, UnsafeOutputError } from './safe-text.js';
+import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, UnsafeOutputError } from './safe-text.js';
 import type { IpvsState, RealServer, VirtualServer } from './state.js';
 
 const PROTOCOL_NUMBER: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
@@ -29,7 +29,7 @@ const AF: Record<IPFamily, number> = { IPv4: 2, IPv6: 10 };
 
 /** The address as libipvs' host-order 32-bit words (1 for IPv4, 4 for IPv6). */
 function words(ip: string): number[] {
-  const b = parseIP(ip)!.ip.bytes;
+  const b = canonicalIPValue(ip).bytes;
   const out: number[] = [];
   for (let i = 0; i < b.length; i += 4) out.push(((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!);
   return out;

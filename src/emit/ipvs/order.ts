@@ -3,12 +3,12 @@
  * in its own order (ipvsadm -S), kpc reproduces that tool's order.
  */
 
-import { parseIP } from '../../net/ip.js';
+import { canonicalIPValue } from './safe-text.js';
 
 /** Numeric address order (IPv4 before IPv6), for kpc's own lists. */
 export function compareIPs(a: string, b: string): number {
-  const pa = parseIP(a)!.ip;
-  const pb = parseIP(b)!.ip;
+  const pa = canonicalIPValue(a);
+  const pb = canonicalIPValue(b);
   if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
   for (let i = 0; i < pa.bytes.length; i++) {
     const d = pa.bytes[i]! - pb.bytes[i]!;

@@ -5,11 +5,18 @@
  * ipvsadm -R, ipset restore, iptables-restore or apply.sh. A failure is an internal error.
  */
 
-import { formatIP, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
+import { formatIP, parseCIDR, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { UnsafeOutputError } from '../iptables/safe-text.js';
 import { isKnownScheduler } from './scheduler.js';
 
 export { UnsafeOutputError };
+
+/** The parsed form of a canonical address (any family); anything else is an internal error. */
+export function canonicalIPValue(text: string): IP {
+  const p = parseIP(text);
+  if (!p || formatIP(p.ip) !== text) throw new UnsafeOutputError('address', text);
+  return p.ip;
+}
 
 /** A canonical IP of the expected family, exactly as kpc prints it. */
 export function safeIP(text: string, family: IPFamily): string {

@@ -23,10 +23,11 @@
 
 import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
 import { categorizeEndpoints, type EndpointCategories } from '../../ir/topology.js';
-import { cidrContains, parseCIDR, parseIP } from '../../net/ip.js';
+import { cidrContains, parseCIDR } from '../../net/ip.js';
 import { nodeAddressSet, nodePortIPs } from './node-addresses.js';
 import { compareIPs } from './order.js';
 import { realServerEndpoints } from './real-servers.js';
+import { canonicalIPValue, safeCIDR, UnsafeOutputError } from './safe-text.js';
 import { effectiveScheduler, schedulerFlags } from './scheduler.js';
 import { emptySetEntries, type SetEntries, type SetKey } from './sets.js';
 import { virtualServerKey, type IpvsState, type NoNodeAccessEntry, type RealServer, type VirtualServer, type VirtualServerKind } from './state.js';
@@ -60,7 +61,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
   const state = new SyncState();
   const nodeAddresses = new Set(nodeAddressSet(ir));
   const npIPs = nodePortIPs(ir);
-  const nodeIP = ir.node.ips[0] !== undefined ? parseIP(ir.node.ips[0])?.ip : undefined;
+  const nodeIP = ir.node.ips[0] !== undefined ? canonicalIPValue(ir.node.ips[0]) : undefined;
 
   for (const sp of ir.servicePorts) {
     const proto = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
@@ -91,7 +92,9 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
         let allowFromNode = false;
         for (const cidr of sp.loadBalancerSourceRanges) {
           state.add('KUBE-LOAD-BALANCER-SOURCE-CIDR', `${entry},${cidr}`);
-          if (nodeIP && cidrContains(parseCIDR(cidr)!.cidr, nodeIP)) allowFromNode = true;
+          const range = parseCIDR(safeCIDR(cidr, ir.family))?.cidr;
+          if (!range) throw new UnsafeOutputError('CIDR', cidr);
+          if (nodeIP && cidrContains(range, nodeIP)) allowFromNode = true;
         }
         // The VIP is local (kube-ipvs0), so the node's own requests carry it as source.
         if (allowFromNode) state.add('KUBE-LOAD-BALANCER-SOURCE-IP', `${entry},${ip}`);
