@@ -17,6 +17,7 @@ import { contextFor } from '../ir/context.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
+import { timed } from './stage-timer.js';
 import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
 
 /** The flags of the input/node/knob groups, as commander gives them. */
@@ -142,9 +143,11 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
 export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array): Compiled {
   const { config, warnings: configWarnings } = loadConfig(flags.config);
   const loaded = loadInput(flags, readStdin);
-  const { services, slices, nodes } = partitionObjects(loaded.objects);
-  const settings = resolveSettings(flags, config, nodes);
-  const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
-  const ir = buildIR({ services, slices }, contextFor(settings.proxy, family));
-  return { settings, family, ir, loaded, configWarnings };
+  return timed('ir', () => {
+    const { services, slices, nodes } = partitionObjects(loaded.objects);
+    const settings = resolveSettings(flags, config, nodes);
+    const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
+    const ir = buildIR({ services, slices }, contextFor(settings.proxy, family));
+    return { settings, family, ir, loaded, configWarnings };
+  });
 }

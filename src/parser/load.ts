@@ -7,6 +7,7 @@ import { formatFieldPath, locateError, type Diagnostic, type FieldError, type Ob
 import { readDocuments, type RawObject } from './documents.js';
 import { expandPaths, InputFileError, readSource } from './input-files.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
+import { timed } from '../cli/stage-timer.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
 import type { KubeObject } from './k8s/types.js';
 
@@ -49,7 +50,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
   for (const file of files) {
     let raws: RawObject[];
     try {
-      const read = readDocuments(readSource(file, options.readStdin));
+      const read = timed('read', () => readDocuments(readSource(file, options.readStdin)));
       result.errors.push(...read.diagnostics);
       raws = read.objects;
     } catch (e) {
@@ -62,7 +63,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
     for (const raw of raws) {
       if (result.errors.length >= options.maxErrors) break;
       if (fillNamespace(raw.value, options.defaultNamespace)) defaulted++;
-      const decoded = decodeObject(raw.value, options);
+      const decoded = timed('validate', () => decodeObject(raw.value, options));
       if (decoded.status === 'skipped') {
         result.notes.push(`${raw.origin.file}: ${decoded.note}`);
         continue;
@@ -81,7 +82,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
     result.notes.push(`${defaulted} object(s) without metadata.namespace were read as namespace "${options.defaultNamespace}" (as kubectl does)`);
   }
   if (result.errors.length === 0) {
-    for (const { index, error } of checkAcrossObjects(result.objects)) {
+    for (const { index, error } of timed('validate', () => checkAcrossObjects(result.objects))) {
       const d = locateError(result.objects[index]!.origin, error);
       (error.severity === 'error' ? result.errors : result.warnings).push(d);
     }

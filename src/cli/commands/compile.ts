@@ -14,6 +14,7 @@ import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
 import { readPreviousState } from './previous.js';
+import { timed, timingsEnabled, timingsJSON } from '../stage-timer.js';
 
 export interface CompileFlags extends CommonFlags {
   standalone?: boolean;
@@ -28,18 +29,16 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   reportNotes(io, compiled.loaded.notes);
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
   if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);
-  const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
-  let chunks: string[];
-  if (flags.previous !== undefined) {
+  const chunks = timed('emit', () => {
+    const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
+    if (flags.previous === undefined) return renderRuleset(ruleset);
     // Only what must change, for `iptables-restore --noflush`.
     const facts = new RuleFacts(compiled.family);
     const before = readPreviousState(flags.previous, facts);
-    chunks = [renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false })];
-  } else {
-    chunks = renderRuleset(ruleset);
-  }
-  if (flags.output !== undefined) writeOutput(flags.output, chunks);
-  else io.stdout(chunks);
+    return [renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false })];
+  });
+  timed('write', () => (flags.output !== undefined ? writeOutput(flags.output, chunks) : io.stdout(chunks)));
+  if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
   return EXIT.ok;
 }
 
