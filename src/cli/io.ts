@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 export interface Io {
   /** Write complete machine output (only called once a command has all of it). */
-  stdout(chunks: readonly string[]): void;
+  stdout(chunks: ReadonlyArray<string | Uint8Array>): void;
   /** Diagnostics, notes and progress. */
   stderr(text: string): void;
   /** stderr is a terminal: colour and progress allowed there. */
@@ -23,12 +23,12 @@ export interface Io {
  * Write a file atomically: a temporary file in the same directory, fsync, rename. Readers
  * see the old file or the new one, never a half-written one; on error nothing is left.
  */
-export function writeFileAtomic(path: string, chunks: readonly string[]): void {
+export function writeFileAtomic(path: string, chunks: ReadonlyArray<string | Uint8Array>): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {
     fd = openSync(tmp, 'wx', 0o644);
-    for (const chunk of chunks) writeSync(fd, chunk);
+    for (const chunk of chunks) writeAll(fd, chunk);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -83,4 +83,11 @@ export function writeDirectoryAtomic(dir: string, files: readonly DirectoryFile[
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
+}
+
+/** writeSync until every byte is out (a single call may write less). */
+function writeAll(fd: number, chunk: string | Uint8Array): void {
+  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off);
 }

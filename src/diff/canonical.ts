@@ -85,8 +85,42 @@ function match(m: Match): string {
       return `-m iprange ${not(m.negated)}--${m.which === 'source' ? 'src' : 'dst'}-range ${address(m.from)}-${address(m.to)}`;
     case 'neutral':
     case 'unsupported':
+      if (m.module === 'ipvs') return ipvsMatch(m.text);
       return `-m ${m.module} ${m.text}`;
   }
+}
+
+const IPVS_PROTOCOLS: Readonly<Record<string, string>> = { tcp: '6', udp: '17', sctp: '132' };
+const IPVS_OPTION_ORDER = ['ipvs', 'vproto', 'vaddr', 'vport', 'vdir', 'vmethod', 'vportctl'];
+
+/**
+ * The `ipvs` match (IPVS mode's KUBE-IPVS-OUT-FILTER) as iptables-save prints it: options in
+ * libxt_ipvs' order, `--vproto` as a number, a host `--vaddr` without its prefix. kube-proxy
+ * writes `--vaddr A --vproto tcp --vport P`.
+ */
+function ipvsMatch(text: string): string {
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  const opts: { name: string; negated: boolean; value?: string }[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '-m') {
+      i++;
+      continue;
+    }
+    const negated = w === '!';
+    const name = (negated ? words[++i] : w)?.replace(/^--/, '') ?? '';
+    const value = name === 'ipvs' ? undefined : words[++i];
+    opts.push({ name, negated, ...(value !== undefined ? { value } : {}) });
+  }
+  const rank = (n: string) => (IPVS_OPTION_ORDER.indexOf(n) + 1 || IPVS_OPTION_ORDER.length + 1);
+  opts.sort((a, b) => rank(a.name) - rank(b.name));
+  const out = opts.map((o) => {
+    let value = o.value;
+    if (value !== undefined && o.name === 'vproto') value = IPVS_PROTOCOLS[value.toLowerCase()] ?? value;
+    if (value !== undefined && o.name === 'vaddr') value = value.replace(/\/(32|128)$/, '');
+    return `${o.negated ? '! ' : ''}--${o.name}${value !== undefined ? ` ${value}` : ''}`;
+  });
+  return ['-m ipvs', ...out].join(' ');
 }
 
 function target(t: Target | undefined, family: 'IPv4' | 'IPv6'): string {

@@ -16,6 +16,10 @@
  *
  * With `full`, every chain of the new state is written whole (kube-proxy's full sync), plus
  * the deletions.
+ *
+ * `chains` replaces the iptables-mode chain rules above for another proxy mode: IPVS mode owns
+ * eleven small fixed helper chains (src/diff/ipvs/chains.ts), rewritten whole when they differ
+ * and never deleted.
  */
 
 import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
@@ -24,7 +28,26 @@ export interface DeltaOptions {
   full: boolean;
   /** Beyond this many edits in one top-level chain, rewrite it instead. */
   maxEdits?: number;
+  /** Which chains are kube-proxy's and how to change them (default: iptables mode's). */
+  chains?: ChainPolicy;
 }
+
+/** The chains a proxy mode owns, and how the delta changes them. */
+export interface ChainPolicy {
+  /** Chains compared and, when they differ, changed. */
+  owned(table: 'filter' | 'nat', name: string): boolean;
+  /** Owned chains deleted (`-X`) when the new state no longer has them. */
+  stale(table: 'filter' | 'nat', name: string): boolean;
+  /** Chains changed rule by rule (`-D`/`-I`) rather than rewritten. */
+  topLevel: ReadonlySet<string>;
+}
+
+/** iptables mode: kube-proxy's fixed chains and its per-service chains (deleted when gone). */
+export const IPTABLES_CHAIN_POLICY: ChainPolicy = {
+  owned: isKubeProxyChain,
+  stale: (table, name) => table === 'nat' && isServiceChain(name),
+  topLevel: TOP_LEVEL_CHAINS,
+};
 
 interface TableDelta {
   declare: string[];
@@ -57,7 +80,8 @@ function writeChain(out: TableDelta, chain: ChainState): void {
 function tableDelta(name: 'filter' | 'nat', before: TableState, after: TableState, options: DeltaOptions): TableDelta {
   const out: TableDelta = { declare: [], edits: [], rewrites: [], deletes: [] };
   const maxEdits = options.maxEdits ?? 2000;
-  const names = [...after.keys()].filter((c) => isKubeProxyChain(name, c)).sort(compareNames);
+  const policy = options.chains ?? IPTABLES_CHAIN_POLICY;
+  const names = [...after.keys()].filter((c) => policy.owned(name, c)).sort(compareNames);
   for (const chainName of names) {
     const next = after.get(chainName)!;
     const prev = before.get(chainName);
@@ -66,13 +90,21 @@ function tableDelta(name: 'filter' | 'nat', before: TableState, after: TableStat
       continue;
     }
     if (sameRules(prev, next)) continue;
-    const edits = TOP_LEVEL_CHAINS.has(chainName) ? ruleEdits(chainName, prev, next, maxEdits) : undefined;
+    const edits = policy.topLevel.has(chainName) ? ruleEdits(chainName, prev, next, maxEdits) : undefined;
     if (edits) out.edits.push(...edits);
     else writeChain(out, next);
   }
+  // The jumps from the built-in chains (only in --standalone output): ensured as kube-proxy
+  // does (iptables -I … 1 when missing), never by declaring the chain, which would flush it.
+  for (const chain of [...after.values()].filter((c) => c.builtin).sort((a, b) => compareNames(a.name, b.name))) {
+    const have = new Set((before.get(chain.name)?.rules ?? []).map((r) => r.key));
+    for (const rule of [...chain.rules].reverse()) {
+      if (options.full || !have.has(rule.key)) out.edits.push(`-I ${chain.name} 1 ${rule.spec}`);
+    }
+  }
   // Stale per-service chains: flushed by their declaration, deleted after the references to
   // them (in rewritten or edited chains) are gone.
-  const stale = [...before.keys()].filter((c) => name === 'nat' && isServiceChain(c) && !after.has(c)).sort(compareNames);
+  const stale = [...before.keys()].filter((c) => policy.owned(name, c) && policy.stale(name, c) && !after.has(c)).sort(compareNames);
   for (const chainName of stale) {
     out.declare.push(chainName);
     out.deletes.push(`-X ${chainName}`);

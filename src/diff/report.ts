@@ -124,6 +124,9 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
       const prev = b.get(name);
       const next = a.get(name);
       if (prev && next && sameRules(prev, next)) continue;
+      // A fixed chain the new output does not write (KUBE-FIREWALL on IPv6 or without
+      // localhost node ports) is left alone, by kube-proxy and by the delta: not a removal.
+      if (!next && !isServiceChain(name)) continue;
       if (!prev) {
         portChange(ports, portOf(key)).chainsAdded.push(key);
       } else if (!next) {

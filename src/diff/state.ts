@@ -9,9 +9,9 @@
  */
 
 import type { Ruleset } from '../emit/iptables/ruleset.js';
-import { parseRuleArgs, TARGET_EXTENSIONS } from '../trace/parse-rule.js';
-import { readRules } from '../trace/read.js';
-import { tokenize } from '../trace/tokenize.js';
+import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../trace/parse-rule.js';
+import { readRules, RulesReadError } from '../trace/read.js';
+import { tokenize, TokenizeError } from '../trace/tokenize.js';
 import { canonicalRule } from './canonical.js';
 import { editScript, type Edit } from './sequence.js';
 
@@ -52,19 +52,31 @@ export class RuleState {
     /** The rule's arguments as the text had them (valid for -A, -I and -D). */
     readonly spec: string,
     private readonly facts: RuleFacts,
+    /** Its line in the text it was read from (0 when built from kpc's own ruleset). */
+    readonly line = 0,
   ) {}
 
+  /** Parsed on first use; a rule that does not parse is reported with its line. */
+  private get parsed(): Facts {
+    try {
+      return this.facts.of(this.spec);
+    } catch (e) {
+      if (e instanceof TokenizeError || e instanceof RuleParseError) throw new RulesReadError(this.line, `${e.message} (in: -A ... ${this.spec})`);
+      throw e;
+    }
+  }
+
   get key(): string {
-    return this.facts.of(this.spec).key;
+    return this.parsed.key;
   }
   get comment(): string | undefined {
-    return this.facts.of(this.spec).comment;
+    return this.parsed.comment;
   }
   get jump(): string | undefined {
-    return this.facts.of(this.spec).jump;
+    return this.parsed.jump;
   }
   get dnat(): string | undefined {
-    return this.facts.of(this.spec).dnat;
+    return this.parsed.dnat;
   }
 }
 
@@ -95,15 +107,20 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
   const facts = typeof factsOrFamily === 'string' ? new RuleFacts(factsOrFamily) : factsOrFamily;
   const state = emptyState();
   let table: TableState | undefined;
-  for (const raw of text.split('\n')) {
-    let line = raw.trim();
+  let open: string | undefined;
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    let line = lines[n]!.trim();
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
-      table = state.get(line.slice(1) as 'filter' | 'nat');
+      if (open !== undefined) throw new RulesReadError(n + 1, `table ${line.slice(1)} starts before COMMIT of table ${open}`);
+      open = line.slice(1);
+      table = state.get(open as 'filter' | 'nat');
       continue;
     }
     if (line === 'COMMIT') {
       table = undefined;
+      open = undefined;
       continue;
     }
     if (line.startsWith(':')) {
@@ -119,8 +136,10 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
     if (!table) continue; // a table kube-proxy does not write (mangle, raw, ...)
     const chain = table.get(m[1]!);
     if (!chain) return readStateFully(text, facts);
-    chain.rules.push(new RuleState(m[2]!, facts));
+    chain.rules.push(new RuleState(m[2]!, facts, n + 1));
   }
+  // A capture cut short would make the delta re-add rules the node already has.
+  if (open !== undefined) throw new RulesReadError(lines.length, `table ${open} has no COMMIT (a truncated file?)`);
   return state;
 }
 
@@ -130,7 +149,7 @@ function readStateFully(text: string, facts: RuleFacts): IptablesState {
   for (const name of TABLES) {
     const chains = state.get(name)!;
     for (const chain of ruleset.tables.get(name)?.chains.values() ?? []) {
-      chains.set(chain.name, { name: chain.name, builtin: chain.builtin, rules: chain.rules.filter((r) => !r.implicit).map((r) => new RuleState(r.spec, facts)) });
+      chains.set(chain.name, { name: chain.name, builtin: chain.builtin, rules: chain.rules.filter((r) => !r.implicit).map((r) => new RuleState(r.spec, facts, r.line)) });
     }
   }
   return state;
@@ -141,9 +160,10 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   const state = emptyState();
   for (const name of TABLES) {
     const chains = state.get(name)!;
-    for (const [chain, lines] of rs[name].chains) {
+    const table = rs[name];
+    for (const chain of table.chains.keys()) {
       const prefix = `-A ${chain} `.length;
-      chains.set(chain, { name: chain, builtin: BUILTIN.has(chain), rules: lines.map((l) => new RuleState(l.slice(prefix), facts)) });
+      chains.set(chain, { name: chain, builtin: BUILTIN.has(chain), rules: table.rules(chain).map((l) => new RuleState(l.slice(prefix), facts)) });
     }
   }
   return state;

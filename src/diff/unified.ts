@@ -6,9 +6,11 @@ import { editScript, type Edit } from './sequence.js';
 
 const CONTEXT = 3;
 
+/** Lines; a last line without its newline is marked as `diff -u` marks it. */
 function splitLines(text: string): string[] {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
+  else if (lines.length > 0) lines[lines.length - 1] += '\n\\ No newline at end of file';
   return lines;
 }
 

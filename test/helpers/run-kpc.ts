@@ -16,7 +16,7 @@ export async function runKpc(args: readonly string[], stdin: string | Uint8Array
   let stderr = '';
   const io: Io = {
     stdout: (chunks) => {
-      for (const c of chunks) stdout += c;
+      for (const c of chunks) stdout += typeof c === 'string' ? c : Buffer.from(c).toString('utf8');
     },
     stderr: (text) => {
       stderr += text;

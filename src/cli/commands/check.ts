@@ -3,7 +3,7 @@
  * on drift prints a unified diff. Exit 0 identical, 1 drift, ≥2 error.
  */
 
-import { emitIptables } from '../../emit/iptables/index.js';
+import { emitIptablesText } from '../../emit/iptables/index.js';
 import { unifiedDiff } from '../../diff/unified.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
@@ -23,7 +23,7 @@ export function runCheck(flags: CheckFlags, io: Io): number {
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc check of ipvs output is not implemented yet');
-  const text = emitIptables(compiled.ir, { standalone: flags.standalone ?? false }).join('');
+  const text = emitIptablesText(compiled.ir, { standalone: flags.standalone ?? false });
   if (text === golden) return EXIT.ok;
   io.stdout([unifiedDiff(golden, text, flags.golden, 'kpc compile')]);
   io.stderr(`drift: ${flags.golden} differs from what kpc compiles\n`);

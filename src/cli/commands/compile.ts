@@ -13,7 +13,7 @@ import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
-import { readPreviousState } from './previous.js';
+import { readPreviousState, withPrevious } from './previous.js';
 import { timed, timingsEnabled, timingsJSON } from '../stage-timer.js';
 
 export interface CompileFlags extends CommonFlags {
@@ -35,7 +35,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
     // Only what must change, for `iptables-restore --noflush`.
     const facts = new RuleFacts(compiled.family);
     const before = readPreviousState(flags.previous, facts);
-    return [renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false })];
+    return [withPrevious(flags.previous, () => renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false }))];
   });
   timed('write', () => (flags.output !== undefined ? writeOutput(flags.output, chunks) : io.stdout(chunks)));
   if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
@@ -63,7 +63,7 @@ function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
 }
 
 /** -o: atomically, or a clear error (the target directory must exist and be writable). */
-export function writeOutput(path: string, chunks: readonly string[]): void {
+export function writeOutput(path: string, chunks: ReadonlyArray<string | Uint8Array>): void {
   try {
     writeFileAtomic(path, chunks);
   } catch (e) {

@@ -11,7 +11,7 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { readPreviousState } from './previous.js';
+import { readPreviousState, withPrevious } from './previous.js';
 
 export interface DiffFlags extends CommonFlags {
   previous?: string;
@@ -33,7 +33,7 @@ export function runDiff(flags: DiffFlags, io: Io): number {
   const facts = new RuleFacts(compiled.family);
   const before = readPreviousState(flags.previous, facts);
   const after = stateOfRuleset(buildRuleset(compiled.ir, { standalone: false }), facts);
-  const report = diffStates(before, after);
+  const report = withPrevious(flags.previous, () => diffStates(before, after));
   io.stdout([flags.output === 'json' ? reportJSON(report) : renderReport(report, painter(io.stdoutIsTTY))]);
   return report.changed ? EXIT.differs : EXIT.ok;
 }

@@ -7,7 +7,7 @@
 
 import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
-import { emitIptables } from '../../emit/iptables/index.js';
+import { emitIptablesText } from '../../emit/iptables/index.js';
 import { explainService, ExplainError, renderExplanation, type ExplainStyle } from '../../explain/index.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
@@ -57,7 +57,7 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc explain explains iptables rules; --proxy-mode ipvs is not supported');
-  const rules = emitIptables(compiled.ir, { standalone: false }).join('');
+  const rules = emitIptablesText(compiled.ir, { standalone: false });
   let x;
   try {
     x = explainService(compiled.ir, rules, namespace, name);

@@ -17,8 +17,16 @@ export function readTextFile(path: string, what: string): string {
 
 export function readPreviousState(path: string, facts: RuleFacts): IptablesState {
   const text = readTextFile(path, '--previous');
+  return withPrevious(path, () => readState(text, facts));
+}
+
+/**
+ * Run work that reads the previous state's rules: they are parsed lazily, so a malformed
+ * rule can surface late; it is reported as the user's file and line, never as a crash.
+ */
+export function withPrevious<T>(path: string, work: () => T): T {
   try {
-    return readState(text, facts);
+    return work();
   } catch (e) {
     if (e instanceof RulesReadError) throw new UsageError(`--previous ${path}:${e.line}: ${e.detail}`);
     throw e;

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
-import { emitIptables } from '../../emit/iptables/index.js';
+import { emitIptablesText } from '../../emit/iptables/index.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
 import { readRules, renderTrace, RulesReadError, traceRuleSet, TraceError, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -113,7 +113,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
     reportNotes(io, compiled.loaded.notes);
     if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc trace follows iptables rules; --proxy-mode ipvs is not supported');
-    rulesText = emitIptables(compiled.ir, { standalone: false }).join('');
+    rulesText = emitIptablesText(compiled.ir, { standalone: false });
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 

@@ -6,7 +6,7 @@
 import type { ProxyIR } from '../../ir/model.js';
 import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
 import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
-import { renderRuleset } from './render.js';
+import { renderRuleset, renderRulesetText } from './render.js';
 import { newRuleset, type Ruleset } from './ruleset.js';
 import { planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
 import { writeStandaloneJumps } from './standalone.js';
@@ -60,7 +60,12 @@ export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
   return rs;
 }
 
-/** The restore input as text chunks (concatenate for the whole file). */
-export function emitIptables(ir: ProxyIR, options: IptablesOptions): string[] {
+/** The restore input as byte chunks (write them in turn for the whole file). */
+export function emitIptables(ir: ProxyIR, options: IptablesOptions): Buffer[] {
   return renderRuleset(buildRuleset(ir, options));
+}
+
+/** The restore input as one string (for small outputs). */
+export function emitIptablesText(ir: ProxyIR, options: IptablesOptions): string {
+  return renderRulesetText(buildRuleset(ir, options));
 }

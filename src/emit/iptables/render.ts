@@ -38,51 +38,27 @@ function sortedChains(table: Table): string[] {
     .map((key) => key.slice(1));
 }
 
-/**
- * Collects lines into chunks of about 1 MiB: few enough to write quickly, small enough that
- * a 100,000-Service output never has to be one string (a JavaScript string stops at ~512 MiB).
- * Lines are joined once per chunk, which gives flat strings (no rope to flatten on write).
- */
-class ChunkWriter {
-  readonly chunks: string[] = [];
-  private lines: string[] = [];
-  private size = 0;
-
-  line(text: string): void {
-    this.lines.push(text);
-    this.size += text.length + 1;
-    if (this.size >= 1 << 20) this.flush();
-  }
-
-  private flush(): void {
-    if (this.lines.length > 0) this.chunks.push(this.lines.join('\n') + '\n');
-    this.lines = [];
-    this.size = 0;
-  }
-
-  finish(): string[] {
-    this.flush();
-    return this.chunks;
-  }
-}
-
-function renderTable(table: Table, out: ChunkWriter): void {
+function renderTable(table: Table): Buffer {
   const names = sortedChains(table);
-  out.line(`*${table.name}`);
-  for (const name of names) {
-    const policy = BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-';
-    out.line(`:${chainName(name)} ${policy} [0:0]`);
-  }
-  for (const name of names) {
-    for (const rule of table.chains.get(name)!) out.line(rule);
-  }
-  out.line('COMMIT');
+  let head = `*${table.name}\n`;
+  for (const name of names) head += `:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`;
+  let size = Buffer.byteLength(head) + 'COMMIT\n'.length;
+  for (const name of names) size += table.byteLength(name);
+  const out = Buffer.allocUnsafe(size);
+  let pos = out.write(head, 0, 'latin1');
+  for (const name of names) pos = table.copyRules(name, out, pos);
+  out.write('COMMIT\n', pos, 'latin1');
+  return out;
 }
 
-/** The restore input as text chunks; concatenate them (or write them in turn) for the file. */
-export function renderRuleset(rs: Ruleset): string[] {
-  const out = new ChunkWriter();
-  renderTable(rs.filter, out);
-  renderTable(rs.nat, out);
-  return out.finish();
+/** The restore input as byte chunks (one per table); write them in turn for the file. */
+export function renderRuleset(rs: Ruleset): Buffer[] {
+  return [renderTable(rs.filter), renderTable(rs.nat)];
+}
+
+/** The restore input as one string (for small outputs: trace, explain, check, tests). */
+export function renderRulesetText(rs: Ruleset): string {
+  return renderRuleset(rs)
+    .map((b) => b.toString('latin1'))
+    .join('');
 }

@@ -45,7 +45,8 @@ export interface ApplyScriptOptions {
   excludeCIDRs?: readonly string[];
 }
 
-const HEREDOC_TERMINATORS: Record<keyof IpvsBundle, string> = {
+/** The here-document terminator of each part in an inline apply.sh (also how kpc reads one back). */
+export const HEREDOC_TERMINATORS: Readonly<Record<keyof IpvsBundle, string>> = {
   ipvsRules: 'KPC_END_OF_IPVS_RULES',
   ipsetRules: 'KPC_END_OF_IPSET_RULES',
   iptablesRules: 'KPC_END_OF_IPTABLES_RULES',
@@ -54,7 +55,8 @@ const HEREDOC_TERMINATORS: Record<keyof IpvsBundle, string> = {
 
 const PARTS: readonly (keyof IpvsBundle)[] = ['ipvsRules', 'ipsetRules', 'iptablesRules', 'addresses'];
 
-function heredoc(part: keyof IpvsBundle, content: string): string {
+/** `cat > "$dir/FILE" <<'TERMINATOR'` … : one part of the bundle embedded in a script. */
+export function heredoc(part: keyof IpvsBundle, content: string): string {
   const terminator = HEREDOC_TERMINATORS[part];
   if (content !== '' && !content.endsWith('\n')) throw new UnsafeOutputError(`${BUNDLE_FILES[part]} (no final newline)`, content.slice(-40));
   const lines = content === '' ? [] : content.slice(0, -1).split('\n');

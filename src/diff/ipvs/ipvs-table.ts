@@ -1,0 +1,345 @@
+/**
+ * The IPVS table kpc compares: virtual servers with their real servers, read from `ipvsadm -R`
+ * text — kpc's own ipvs.rules, or a node's `ipvsadm-save -n` (= `ipvsadm -S -n`).
+ *
+ * The reader replays the commands the way the kernel would (`-A/-E/-D`, `-a/-e/-d`, `-C`),
+ * filling in ipvsadm's defaults so that two spellings of the same table read the same:
+ * scheduler `wlc`, weight 1, forwarding `-g`; `-p` without a value is 360 s; a full `-M` mask
+ * is no mask; the real-server port of `-g`/`-i` is the virtual server's (the kernel forces it).
+ * Addresses are canonicalised (`[FD00:0::10]` → `[fd00::10]`). Thresholds (`-x`/`-y`) and
+ * tunnel options are read and ignored: ipvsadm-save never prints the former, kube-proxy never
+ * sets either.
+ *
+ * Keys are kube-proxy's VirtualServer.String(): `10.96.0.1:443/TCP`, `[fd00::1]:53/UDP`;
+ * fwmark services `fwmark:100` (kube-proxy never makes them; they are read and left alone).
+ */
+
+import { formatIP, parseIP, type IPFamily } from '../../net/ip.js';
+
+export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
+export type ForwardingMethod = 'm' | 'g' | 'i';
+
+export interface IpvsRealServer {
+  /** `ip:port` / `[ip]:port`, canonical: the key within its virtual server. */
+  address: string;
+  ip: string;
+  port: number;
+  method: ForwardingMethod;
+  weight: number;
+}
+
+export interface IpvsVirtualServer {
+  /** `ip:port/PROTO`, or `fwmark:N`. */
+  key: string;
+  /** The service option as ipvsadm -S -n prints it: `-t 10.96.0.1:443`, `--sctp-service …`, `-f 100`. */
+  args: string;
+  protocol?: IpvsProtocol;
+  ip?: string;
+  port?: number;
+  family?: IPFamily;
+  fwmark?: number;
+  scheduler: string;
+  /** Persistence timeout in seconds; undefined = not persistent. */
+  persistence?: number;
+  /** `-M` when not the full mask (IPv4 dotted, IPv6 prefix length). */
+  netmask?: string;
+  /** `-b` flags, sorted, comma-separated. */
+  schedFlags?: string;
+  pe?: string;
+  onePacket: boolean;
+  realServers: Map<string, IpvsRealServer>;
+}
+
+export interface IpvsTable {
+  virtualServers: Map<string, IpvsVirtualServer>;
+  /** The `--set tcp tcpfin udp` line's values, if the text had one (ipvsadm-save never does). */
+  timeouts?: string;
+}
+
+export class IpvsReadError extends Error {
+  constructor(
+    readonly line: number,
+    readonly detail: string,
+  ) {
+    super(`line ${line}: ${detail}`);
+    this.name = 'IpvsReadError';
+  }
+}
+
+const SERVICE_OPTIONS: Readonly<Record<string, IpvsProtocol | 'FWM'>> = {
+  '-t': 'TCP',
+  '--tcp-service': 'TCP',
+  '-u': 'UDP',
+  '--udp-service': 'UDP',
+  '--sctp-service': 'SCTP',
+  '-f': 'FWM',
+  '--fwmark-service': 'FWM',
+};
+const SERVICE_FLAG: Readonly<Record<IpvsProtocol, string>> = { TCP: '-t', UDP: '-u', SCTP: '--sctp-service' };
+
+const COMMANDS: Readonly<Record<string, string>> = {
+  '-A': 'A',
+  '--add-service': 'A',
+  '-E': 'E',
+  '--edit-service': 'E',
+  '-D': 'D',
+  '--delete-service': 'D',
+  '-a': 'a',
+  '--add-server': 'a',
+  '-e': 'e',
+  '--edit-server': 'e',
+  '-d': 'd',
+  '--delete-server': 'd',
+  '-C': 'C',
+  '--clear': 'C',
+  '--set': 'set',
+};
+
+/** Options that take a value (besides the service and -p's optional one). */
+const VALUE_OPTIONS = new Set(['-s', '--scheduler', '-M', '--netmask', '-b', '--sched-flags', '--pe', '-r', '--real-server', '-w', '--weight', '-x', '--u-threshold', '-y', '--l-threshold', '--tun-type', '--tun-port']);
+const FLAG_OPTIONS = new Set(['-m', '--masquerading', '-g', '--gatewaying', '-i', '--ipip', '-o', '--ops', '--tun-nocsum', '--tun-csum', '--tun-remcsum', '-n', '--numeric']);
+
+/** `10.0.0.1:80` / `[fd00::1]:80` (port optional) → canonical parts. */
+function hostPort(text: string, lineNo: number, what: string): { ip: string; port?: number; family: IPFamily } {
+  const m = /^\[([^\]]+)\](?::(.*))?$/.exec(text) ?? /^([^:]+)(?::(.*))?$/.exec(text);
+  const parsed = m ? parseIP(m[1]!) : undefined;
+  if (!m || !parsed) throw new IpvsReadError(lineNo, `${what} ${JSON.stringify(text)} is not ADDRESS:PORT (IPv6 as [ADDRESS]:PORT)`);
+  if (m[2] === undefined) return { ip: formatIP(parsed.ip), family: parsed.ip.family };
+  if (!/^\d{1,5}$/.test(m[2]) || Number(m[2]) > 65535) {
+    throw new IpvsReadError(lineNo, `${what} ${JSON.stringify(text)}: the port must be a number (use ipvsadm-save -n)`);
+  }
+  return { ip: formatIP(parsed.ip), port: Number(m[2]), family: parsed.ip.family };
+}
+
+export function joinAddress(ip: string, port: number): string {
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+/** kube-proxy's VirtualServer.String(). */
+export function virtualServerKeyOf(protocol: IpvsProtocol, ip: string, port: number): string {
+  return `${joinAddress(ip, port)}/${protocol}`;
+}
+
+export function serviceArgsOf(protocol: IpvsProtocol, ip: string, port: number): string {
+  return `${SERVICE_FLAG[protocol]} ${joinAddress(ip, port)}`;
+}
+
+function fullMask(mask: string, family: IPFamily | undefined): boolean {
+  return family === 'IPv6' ? mask === '128' : mask === '255.255.255.255' || mask === '32';
+}
+
+interface Parsed {
+  command: string;
+  service?: { key: string; args: string; protocol?: IpvsProtocol; ip?: string; port?: number; family?: IPFamily; fwmark?: number };
+  options: Map<string, string | true>;
+}
+
+function parseLine(words: string[], lineNo: number): Parsed {
+  const command = COMMANDS[words[0]!];
+  if (command === undefined) throw new IpvsReadError(lineNo, `unknown command ${JSON.stringify(words[0])} (expected -A, -E, -D, -a, -e, -d, -C or --set)`);
+  const out: Parsed = { command, options: new Map() };
+  if (command === 'set') {
+    out.options.set('--set', words.slice(1).join(' '));
+    return out;
+  }
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    const svc = SERVICE_OPTIONS[w];
+    if (svc !== undefined) {
+      const v = words[++i];
+      if (v === undefined) throw new IpvsReadError(lineNo, `${w} needs a value`);
+      if (svc === 'FWM') {
+        if (!/^\d+$/.test(v)) throw new IpvsReadError(lineNo, `fwmark ${JSON.stringify(v)} is not a number`);
+        out.service = { key: `fwmark:${Number(v)}`, args: `-f ${Number(v)}`, fwmark: Number(v) };
+      } else {
+        const hp = hostPort(v, lineNo, 'virtual server');
+        if (hp.port === undefined) throw new IpvsReadError(lineNo, `virtual server ${JSON.stringify(v)} has no port`);
+        out.service = { key: virtualServerKeyOf(svc, hp.ip, hp.port), args: serviceArgsOf(svc, hp.ip, hp.port), protocol: svc, ip: hp.ip, port: hp.port, family: hp.family };
+      }
+      continue;
+    }
+    if (w === '-p' || w === '--persistent') {
+      const next = words[i + 1];
+      if (next !== undefined && /^\d+$/.test(next)) {
+        out.options.set('-p', next);
+        i++;
+      } else {
+        out.options.set('-p', '360');
+      }
+      continue;
+    }
+    if (VALUE_OPTIONS.has(w)) {
+      const v = words[++i];
+      if (v === undefined) throw new IpvsReadError(lineNo, `${w} needs a value`);
+      out.options.set(canonicalOption(w), v);
+      continue;
+    }
+    if (FLAG_OPTIONS.has(w)) {
+      out.options.set(canonicalOption(w), true);
+      continue;
+    }
+    throw new IpvsReadError(lineNo, `unknown option ${JSON.stringify(w)}`);
+  }
+  if (command !== 'C' && !out.service) throw new IpvsReadError(lineNo, 'no virtual service (-t, -u, --sctp-service or -f)');
+  return out;
+}
+
+const LONG_TO_SHORT: Readonly<Record<string, string>> = {
+  '--scheduler': '-s',
+  '--netmask': '-M',
+  '--sched-flags': '-b',
+  '--real-server': '-r',
+  '--weight': '-w',
+  '--u-threshold': '-x',
+  '--l-threshold': '-y',
+  '--masquerading': '-m',
+  '--gatewaying': '-g',
+  '--ipip': '-i',
+  '--ops': '-o',
+};
+
+function canonicalOption(o: string): string {
+  return LONG_TO_SHORT[o] ?? o;
+}
+
+function method(options: Map<string, string | true>): ForwardingMethod {
+  if (options.has('-m')) return 'm';
+  if (options.has('-i')) return 'i';
+  return 'g';
+}
+
+function buildVirtualServer(p: Parsed): IpvsVirtualServer {
+  const s = p.service!;
+  const o = p.options;
+  const vs: IpvsVirtualServer = {
+    key: s.key,
+    args: s.args,
+    scheduler: (o.get('-s') as string | undefined) ?? 'wlc',
+    onePacket: o.has('-o'),
+    realServers: new Map(),
+  };
+  if (s.protocol !== undefined) vs.protocol = s.protocol;
+  if (s.ip !== undefined) vs.ip = s.ip;
+  if (s.port !== undefined) vs.port = s.port;
+  if (s.family !== undefined) vs.family = s.family;
+  if (s.fwmark !== undefined) vs.fwmark = s.fwmark;
+  const p2 = o.get('-p');
+  if (typeof p2 === 'string') vs.persistence = Number(p2);
+  const mask = o.get('-M');
+  if (typeof mask === 'string' && !fullMask(mask, s.family)) vs.netmask = mask;
+  const flags = o.get('-b');
+  if (typeof flags === 'string') vs.schedFlags = flags.split(',').sort().join(',');
+  const pe = o.get('--pe');
+  if (typeof pe === 'string') vs.pe = pe;
+  return vs;
+}
+
+function buildRealServer(p: Parsed, vs: IpvsVirtualServer, lineNo: number): IpvsRealServer {
+  const r = p.options.get('-r');
+  if (typeof r !== 'string') throw new IpvsReadError(lineNo, 'no real server (-r)');
+  const hp = hostPort(r, lineNo, 'real server');
+  const m = method(p.options);
+  // The kernel forces the virtual server's port for direct routing and tunnels (and when none is given).
+  const port = m === 'm' && hp.port !== undefined ? hp.port : (vs.port ?? hp.port ?? 0);
+  const w = p.options.get('-w');
+  if (w !== undefined && (typeof w !== 'string' || !/^\d+$/.test(w))) throw new IpvsReadError(lineNo, `weight ${JSON.stringify(w)} is not a number`);
+  return { address: joinAddress(hp.ip, port), ip: hp.ip, port, method: m, weight: w === undefined ? 1 : Number(w) };
+}
+
+/** Read `ipvsadm -R` / `ipvsadm-save -n` text; commands are replayed in order. */
+export function readIpvsTable(text: string): IpvsTable {
+  const table: IpvsTable = { virtualServers: new Map() };
+  const lines = text.split('\n');
+  for (let k = 0; k < lines.length; k++) {
+    const lineNo = k + 1;
+    const line = lines[k]!.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const p = parseLine(line.split(/\s+/), lineNo);
+    const vsMap = table.virtualServers;
+    switch (p.command) {
+      case 'set':
+        table.timeouts = p.options.get('--set') as string;
+        break;
+      case 'C':
+        vsMap.clear();
+        break;
+      case 'A': {
+        if (vsMap.has(p.service!.key)) throw new IpvsReadError(lineNo, `virtual server ${p.service!.args} is added twice`);
+        vsMap.set(p.service!.key, buildVirtualServer(p));
+        break;
+      }
+      case 'E': {
+        const old = vsMap.get(p.service!.key);
+        if (!old) throw new IpvsReadError(lineNo, `-E of a virtual server that does not exist (${p.service!.args})`);
+        vsMap.set(p.service!.key, { ...buildVirtualServer(p), realServers: old.realServers });
+        break;
+      }
+      case 'D':
+        if (!vsMap.delete(p.service!.key)) throw new IpvsReadError(lineNo, `-D of a virtual server that does not exist (${p.service!.args})`);
+        break;
+      case 'a':
+      case 'e':
+      case 'd': {
+        const vs = vsMap.get(p.service!.key);
+        if (!vs) throw new IpvsReadError(lineNo, `real server of a virtual server that does not exist (${p.service!.args})`);
+        const rs = buildRealServer(p, vs, lineNo);
+        const exists = vs.realServers.has(rs.address);
+        if (p.command === 'a' && exists) throw new IpvsReadError(lineNo, `real server ${rs.address} of ${vs.args} is added twice`);
+        if (p.command !== 'a' && !exists) throw new IpvsReadError(lineNo, `real server ${rs.address} of ${vs.args} does not exist`);
+        if (p.command === 'd') vs.realServers.delete(rs.address);
+        else vs.realServers.set(rs.address, rs);
+        break;
+      }
+    }
+  }
+  return table;
+}
+
+/** The `-A`/`-E` options of a virtual server: ` -s S[ -p T][ -M M][ --pe P][ -o][ -b F]`, as ipvsadm -S prints them. */
+export function serviceOptions(vs: Pick<IpvsVirtualServer, 'scheduler' | 'persistence' | 'netmask' | 'pe' | 'onePacket' | 'schedFlags'>): string {
+  let s = ` -s ${vs.scheduler}`;
+  if (vs.persistence !== undefined) s += ` -p ${vs.persistence}`;
+  if (vs.netmask !== undefined) s += ` -M ${vs.netmask}`;
+  if (vs.pe !== undefined) s += ` --pe ${vs.pe}`;
+  if (vs.onePacket) s += ' -o';
+  if (vs.schedFlags !== undefined) s += ` -b ${vs.schedFlags}`;
+  return s;
+}
+
+/** Same scheduler, persistence, mask, flags, persistence engine and one-packet mode. */
+export function sameServiceOptions(a: IpvsVirtualServer, b: IpvsVirtualServer): boolean {
+  return serviceOptions(a) === serviceOptions(b);
+}
+
+/** Numeric address order (IPv4 before IPv6), then port: kpc's order for texts it writes itself. */
+export function compareAddresses(a: { ip?: string; port?: number }, b: { ip?: string; port?: number }): number {
+  const pa = a.ip !== undefined ? parseIP(a.ip)?.ip : undefined;
+  const pb = b.ip !== undefined ? parseIP(b.ip)?.ip : undefined;
+  if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
+  if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
+  for (let i = 0; i < pa.bytes.length; i++) {
+    const d = pa.bytes[i]! - pb.bytes[i]!;
+    if (d !== 0) return d;
+  }
+  return (a.port ?? 0) - (b.port ?? 0);
+}
+
+const PROTOCOL_RANK: Readonly<Record<IpvsProtocol, number>> = { TCP: 0, UDP: 1, SCTP: 2 };
+
+/** Virtual servers by protocol, address, port; fwmark services last. */
+export function compareVirtualServers(a: IpvsVirtualServer, b: IpvsVirtualServer): number {
+  if ((a.fwmark !== undefined) !== (b.fwmark !== undefined)) return a.fwmark !== undefined ? 1 : -1;
+  if (a.fwmark !== undefined) return a.fwmark - b.fwmark!;
+  return PROTOCOL_RANK[a.protocol!] - PROTOCOL_RANK[b.protocol!] || compareAddresses(a, b);
+}
+
+/** The table as `ipvsadm -R` text in kpc's order (a readable form for tests and reports). */
+export function renderIpvsTable(table: IpvsTable): string {
+  const out: string[] = [];
+  if (table.timeouts !== undefined) out.push(`--set ${table.timeouts}`);
+  for (const vs of [...table.virtualServers.values()].sort(compareVirtualServers)) {
+    out.push(`-A ${vs.args}${serviceOptions(vs)}`);
+    for (const rs of [...vs.realServers.values()].sort(compareAddresses)) out.push(`-a ${vs.args} -r ${rs.address} -${rs.method} -w ${rs.weight}`);
+  }
+  return out.length === 0 ? '' : out.join('\n') + '\n';
+}
