@@ -8,16 +8,24 @@
 export type Edit = { op: 'keep'; oldIndex: number; newIndex: number } | { op: 'delete'; oldIndex: number } | { op: 'insert'; newIndex: number };
 
 export function editScript(a: readonly string[], b: readonly string[], maxEdits = Infinity): Edit[] | undefined {
-  // Common prefix and suffix first: typical changes are small and local.
+  return editScriptBy(a, b, (x, y) => x === y, (x) => x, maxEdits);
+}
+
+/**
+ * The edit script between two lists of items compared by `key`. The common head and tail
+ * are found first with `cheapEqual` (which must imply equal keys), so keys are only worked out
+ * for the part in between: typical changes are small and local, and keys may be costly.
+ */
+export function editScriptBy<T>(a: readonly T[], b: readonly T[], cheapEqual: (x: T, y: T) => boolean, key: (x: T) => string, maxEdits = Infinity): Edit[] | undefined {
   let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  while (start < a.length && start < b.length && cheapEqual(a[start]!, b[start]!)) start++;
   let endA = a.length;
   let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+  while (endA > start && endB > start && cheapEqual(a[endA - 1]!, b[endB - 1]!)) {
     endA--;
     endB--;
   }
-  const middle = myers(a.slice(start, endA), b.slice(start, endB), maxEdits);
+  const middle = myers(a.slice(start, endA).map(key), b.slice(start, endB).map(key), maxEdits);
   if (!middle) return undefined;
   const out: Edit[] = [];
   for (let k = 0; k < start; k++) out.push({ op: 'keep', oldIndex: k, newIndex: k });

@@ -13,7 +13,7 @@ import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../trace/parse
 import { readRules, RulesReadError } from '../trace/read.js';
 import { tokenize, TokenizeError } from '../trace/tokenize.js';
 import { canonicalRule } from './canonical.js';
-import { editScript, type Edit } from './sequence.js';
+import { editScriptBy, type Edit } from './sequence.js';
 
 interface Facts {
   /** Canonical form: equal keys = the same kernel rule. */
@@ -194,32 +194,7 @@ export function isKubeProxyChain(table: string, name: string): boolean {
   return (FIXED_CHAINS[table]?.has(name) ?? false) || (table === 'nat' && isServiceChain(name));
 }
 
-/**
- * The edit script between two rule lists. The common head and tail are found by text
- * (cheap); only the rules in between are compared by canonical key (parsed).
- */
+/** The edit script between two rule lists: by text where it is equal (cheap), else by canonical key. */
 export function ruleEditScript(before: readonly RuleState[], after: readonly RuleState[], maxEdits = Infinity): Edit[] | undefined {
-  let start = 0;
-  while (start < before.length && start < after.length && before[start]!.spec === after[start]!.spec) start++;
-  let endB = before.length;
-  let endA = after.length;
-  while (endB > start && endA > start && before[endB - 1]!.spec === after[endA - 1]!.spec) {
-    endB--;
-    endA--;
-  }
-  const middle = editScript(
-    before.slice(start, endB).map((r) => r.key),
-    after.slice(start, endA).map((r) => r.key),
-    maxEdits,
-  );
-  if (!middle) return undefined;
-  const out: Edit[] = [];
-  for (let k = 0; k < start; k++) out.push({ op: 'keep', oldIndex: k, newIndex: k });
-  for (const e of middle) {
-    if (e.op === 'keep') out.push({ op: 'keep', oldIndex: e.oldIndex + start, newIndex: e.newIndex + start });
-    else if (e.op === 'delete') out.push({ op: 'delete', oldIndex: e.oldIndex + start });
-    else out.push({ op: 'insert', newIndex: e.newIndex + start });
-  }
-  for (let k = 0; endB + k < before.length; k++) out.push({ op: 'keep', oldIndex: endB + k, newIndex: endA + k });
-  return out;
+  return editScriptBy(before, after, (x, y) => x.spec === y.spec, (r) => r.key, maxEdits);
 }
