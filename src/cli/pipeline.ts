@@ -53,7 +53,7 @@ function parseNodePortRange(text: string): { min: number; max: number } {
   return { min, max };
 }
 
-export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array): Loaded {
+export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array, progress?: (message: string) => void): Loaded {
   const paths = flags.filename ?? [];
   if (paths.length === 0) throw new UsageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
   const result = loadObjects({
@@ -62,6 +62,7 @@ export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array): Load
     defaultNamespace: flags.namespace,
     readStdin,
     maxErrors: 100,
+    ...(progress ? { progress } : {}),
     ipValidation: flags.ipValidation,
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
   });
@@ -140,9 +141,10 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
   return { services, slices, nodes };
 }
 
-export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array): Compiled {
+export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array, progress?: (message: string) => void): Compiled {
   const { config, warnings: configWarnings } = loadConfig(flags.config);
-  const loaded = loadInput(flags, readStdin);
+  const loaded = loadInput(flags, readStdin, progress);
+  progress?.(`building the model: ${loaded.objects.length} objects`);
   return timed('ir', () => {
     const { services, slices, nodes } = partitionObjects(loaded.objects);
     const settings = resolveSettings(flags, config, nodes);

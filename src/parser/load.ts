@@ -19,6 +19,8 @@ export interface LoadOptions extends DecodeOptions {
   readStdin: () => Uint8Array;
   /** Stop collecting after this many errors (a flood helps nobody). */
   maxErrors: number;
+  /** Told what is being read, now and then (the CLI shows it on a terminal). */
+  progress?: (message: string) => void;
 }
 
 export interface LoadedObject {
@@ -60,8 +62,10 @@ export function loadObjects(options: LoadOptions): LoadResult {
       }
       throw e;
     }
+    options.progress?.(`reading ${file}: ${raws.length} objects`);
     for (const raw of raws) {
       if (result.errors.length >= options.maxErrors) break;
+      if ((result.objects.length & 1023) === 0) options.progress?.(`validating: ${result.objects.length} objects`);
       if (fillNamespace(raw.value, options.defaultNamespace)) defaulted++;
       const decoded = timed('validate', () => decodeObject(raw.value, options));
       if (decoded.status === 'skipped') {
