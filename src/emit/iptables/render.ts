@@ -13,7 +13,7 @@
  * the same order, so iptables ends up in the same state.
  */
 
-import { BUILTIN_CHAINS, type Ruleset, type Table } from './ruleset.js';
+import { BUILTIN_CHAINS, type ChainRules, type Ruleset, type Table } from './ruleset.js';
 import { chainName } from './safe-text.js';
 
 function chainRank(name: string): number {
@@ -30,25 +30,28 @@ export function compareChains(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Chain names in canonical order (a rank prefix makes plain string order do it, fast). */
-function sortedChains(table: Table): string[] {
-  return [...table.chains.keys()]
-    .map((name) => `${chainRank(name)}${name}`)
-    .sort()
-    .map((key) => key.slice(1));
+/**
+ * Chains in canonical order: bucketed by rank, each bucket sorted by name. (Chain names are
+ * ASCII, so the default sort's UTF-16 order is byte order.)
+ */
+function sortedChains(table: Table): Array<[string, ChainRules]> {
+  const buckets: Array<Array<[string, ChainRules]>> = [[], [], [], []];
+  for (const entry of table.chains) buckets[chainRank(entry[0])]!.push(entry);
+  const byName = (x: [string, ChainRules], y: [string, ChainRules]) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
+  return buckets.flatMap((b) => b.sort(byName));
 }
 
 function renderTable(table: Table): Buffer {
-  const names = sortedChains(table);
-  let head = `*${table.name}\n`;
-  for (const name of names) head += `:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`;
-  let size = Buffer.byteLength(head) + 'COMMIT\n'.length;
-  for (const name of names) size += table.byteLength(name);
-  const out = Buffer.allocUnsafe(size);
+  const chains = sortedChains(table);
+  const head = `*${table.name}\n`;
+  let size = head.length + 'COMMIT\n'.length;
+  for (const [name, rules] of chains) size += name.length + 10 + rules.bytes; // ":NAME - [0:0]\n" (ACCEPT is 5 more)
+  const out = Buffer.allocUnsafe(size + 5 * BUILTIN_CHAINS.size);
   let pos = out.write(head, 0, 'latin1');
-  for (const name of names) pos = table.copyRules(name, out, pos);
-  out.write('COMMIT\n', pos, 'latin1');
-  return out;
+  for (const [name] of chains) pos += out.write(`:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`, pos, 'latin1');
+  for (const [, rules] of chains) pos = table.copyRules(rules, out, pos);
+  pos += out.write('COMMIT\n', pos, 'latin1');
+  return out.subarray(0, pos);
 }
 
 /** The restore input as byte chunks (one per table); write them in turn for the file. */

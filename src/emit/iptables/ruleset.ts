@@ -62,8 +62,8 @@ export class Table {
   }
 
   /** Copy a chain's rule lines into `out` at `pos`; returns the new position. */
-  copyRules(chain: string, out: Buffer, pos: number): number {
-    const spans = this.chains.get(chain)?.spans ?? [];
+  copyRules(rules: ChainRules, out: Buffer, pos: number): number {
+    const spans = rules.spans;
     const arena = this.arena;
     // A plain loop beats Buffer.copy for the few hundred bytes a chain usually has.
     for (let k = 0; k < spans.length; k += 2) {
