@@ -53,6 +53,26 @@ Examples:
   kpc validate -f manifests/ -R
 `;
 
+/** How --previous / --golden work in ipvs mode (compile, diff and check help). */
+const IPVS_INCREMENTAL_HELP = `
+IPVS mode (--proxy-mode ipvs) with --previous PATH (diff, compile) or --golden PATH (check):
+  PATH is a bundle directory (kpc compile -o DIR: ipvs.rules, ipset.rules, iptables.rules,
+  kube-ipvs0.addrs), the apply.sh kpc prints without -o, or a node's state captured as
+    ipvsadm-save -n > DIR/ipvs.rules; ipset save > DIR/ipset.rules
+    iptables-save > DIR/iptables.rules; ip -o addr show dev kube-ipvs0 > DIR/kube-ipvs0.addrs
+  compile --previous writes a DELTA bundle (-o DIR2, or apply.sh with the parts inline):
+    ipvs.rules        only -A/-E/-D (virtual) and -a/-e/-d (real server) lines, for ipvsadm -R
+    ipset.rules       create/add/del (-exist) and destroy lines, for ipset restore
+    iptables.rules    the changed IPVS-mode chains, whole, for iptables-restore --noflush
+    kube-ipvs0.addrs  the full wanted address list; apply.sh adds and removes the difference
+    apply.sh          applies them in a safe order (new things first, removals last)
+  A removed TCP real server is quiesced (-e ... -w 0: no new connections, existing ones
+  drain), and deleted by the next delta computed from a state that has it at weight 0 (the
+  node's dumps), as kube-proxy's graceful termination deletes it once its connections are
+  gone; --ipvs-removed-real-servers delete removes it at once. UDP and SCTP real servers are
+  deleted at once, as kube-proxy does. --full writes every wanted server, set entry, chain and
+  address, plus the deletions.
+`;
 
 function commonCommand(program: Command, name: string, description: string): Command {
   const cmd = program.command(name).description(description);
@@ -75,21 +95,29 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
     .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
     .option('-o, --output <path>', 'write to PATH atomically instead of stdout')
-    .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush)')
+    .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush); ipvs mode: a bundle directory or apply.sh (see below)')
     .option('--full', 'with --previous: print everything, plus the deletions')
+    .addOption(
+      new Option('--ipvs-removed-real-servers <policy>', 'ipvs mode with --previous: a TCP real server no longer wanted is quiesced (weight 0, deleted by the next delta) or deleted at once (UDP/SCTP: always deleted)')
+        .choices(['quiesce', 'delete'])
+        .default(undefined, 'quiesce'),
+    )
+    .addHelpText('after', IPVS_INCREMENTAL_HELP)
     .addHelpText('after', EXAMPLES)
     .exitOverride()
     .action((flags: CompileFlags) => setExit(runCompile(flags, io)));
 
   commonCommand(program, 'diff', 'show, per Service port, what changed against a previous output (exit 0 same, 1 differs)')
-    .requiredOption('--previous <path>', 'a previous output or a node\'s iptables-save')
+    .requiredOption('--previous <path>', 'a previous output or a node\'s iptables-save; ipvs mode: a bundle directory or apply.sh (see below)')
     .option('-o, --output <format>', 'json for tools (default: a human view, coloured on a terminal)')
+    .addHelpText('after', IPVS_INCREMENTAL_HELP)
     .exitOverride()
     .action((flags: DiffFlags) => setExit(runDiff(flags, io)));
 
   commonCommand(program, 'check', 'CI golden check: compile and compare with a committed file (exit 0 same, 1 drift)')
-    .requiredOption('--golden <path>', 'the committed output to compare with')
+    .requiredOption('--golden <path>', 'the committed output to compare with; ipvs mode: a bundle directory (every file compared) or apply.sh')
     .option('--standalone', 'compare the --standalone form')
+    .addHelpText('after', IPVS_INCREMENTAL_HELP)
     .exitOverride()
     .action((flags: CheckFlags) => setExit(runCheck(flags, io)));
 

@@ -69,7 +69,7 @@ describeLab('netns lab', { commands: ['ping', 'curl', 'nc'] }, () => {
     for (const n of names) expect(after).not.toContain(n);
   });
 
-  it('deletes the namespace, and kills what runs inside, even when the body throws', async () => {
+  it('deletes the namespace, and kills what runs inside, even when the body throws', { timeout: 20_000 }, async () => {
     let seen = '';
     let pid = 0;
     let exited: Promise<unknown> = Promise.resolve();
@@ -98,12 +98,12 @@ describeLab('netns lab', { commands: ['ping', 'curl', 'nc'] }, () => {
     expect(Date.now() - t0).toBeLessThan(3_000);
   });
 
-  it('passes stdin and returns exit code and output', async () => {
+  it('passes stdin and returns exit code and output', { timeout: 20_000 }, async () => {
     const r = await withNetns('stdin', (ns) => nsExec(ns, ['cat'], { input: 'abc\n' }));
     expect(r).toMatchObject({ code: 0, stdout: 'abc\n', timedOut: false });
   });
 
-  it('sweeps a leftover namespace whose creating process is dead, and only that', async () => {
+  it('sweeps a leftover namespace whose creating process is dead, and only that', { timeout: 20_000 }, async () => {
     // The pid of a process that has already exited stands for a worker killed without cleanup.
     const dead = spawnSync('true').pid;
     const leftover = `kpc-sweep-${dead}-0`;

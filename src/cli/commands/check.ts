@@ -10,6 +10,8 @@ import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { readTextFile } from './previous.js';
+import { checkIpvs } from './ipvs-incremental.js';
+import { statSync } from 'node:fs';
 
 export interface CheckFlags extends CommonFlags {
   golden?: string;
@@ -18,14 +20,24 @@ export interface CheckFlags extends CommonFlags {
 
 export function runCheck(flags: CheckFlags, io: Io): number {
   if (flags.golden === undefined) throw new UsageError('kpc check needs --golden PATH');
-  const golden = readTextFile(flags.golden, '--golden');
+  // An ipvs-mode golden may be a bundle directory (read by checkIpvs).
+  const golden = isDirectory(flags.golden) ? undefined : readTextFile(flags.golden, '--golden');
   const compiled = compileInput(flags, io.readStdin);
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
-  if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc check of ipvs output is not implemented yet');
+  if (compiled.settings.mode === 'ipvs') return checkIpvs(compiled.ir, { ...flags, golden: flags.golden }, io);
+  if (golden === undefined) throw new UsageError(`--golden ${flags.golden} is a directory; iptables mode compares one file`);
   const text = emitIptablesText(compiled.ir, { standalone: flags.standalone ?? false });
   if (text === golden) return EXIT.ok;
   io.stdout([unifiedDiff(golden, text, flags.golden, 'kpc compile')]);
   io.stderr(`drift: ${flags.golden} differs from what kpc compiles\n`);
   return EXIT.differs;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -14,21 +14,29 @@ import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
 import { readPreviousState, withPrevious } from './previous.js';
+import { compileIpvsDelta } from './ipvs-incremental.js';
 import { timed, timingsEnabled, timingsJSON } from '../stage-timer.js';
+import { progressFor } from '../progress.js';
 
 export interface CompileFlags extends CommonFlags {
   standalone?: boolean;
   output?: string;
   previous?: string;
   full?: boolean;
+  /** ipvs mode with --previous: quiesce (default) or delete a removed TCP real server. */
+  ipvsRemovedRealServers?: string;
 }
 
 export function runCompile(flags: CompileFlags, io: Io): number {
-  const compiled = compileInput(flags, io.readStdin);
+  const progress = progressFor(io);
+  const compiled = compileInput(flags, io.readStdin, progress);
+  progress.done();
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
+  if (flags.ipvsRemovedRealServers !== undefined && compiled.settings.mode !== 'ipvs') throw new UsageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);
+  progress(`emitting rules for ${compiled.ir.servicePorts.length} service ports`);
   const chunks = timed('emit', () => {
     const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
     if (flags.previous === undefined) return renderRuleset(ruleset);
@@ -37,6 +45,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
     const before = readPreviousState(flags.previous, facts);
     return [withPrevious(flags.previous, () => renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false }))];
   });
+  progress.done();
   timed('write', () => (flags.output !== undefined ? writeOutput(flags.output, chunks) : io.stdout(chunks)));
   if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
   return EXIT.ok;
@@ -45,10 +54,12 @@ export function runCompile(flags: CompileFlags, io: Io): number {
 /**
  * IPVS mode: with -o, a directory holding ipvs.rules, ipset.rules, iptables.rules,
  * kube-ipvs0.addrs and apply.sh (which applies them in order); without, apply.sh with the
- * four parts inline, so the one script is the whole output.
+ * four parts inline, so the one script is the whole output. With --previous, the same for
+ * the delta (ipvs-incremental.ts).
  */
 function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
-  if (flags.previous !== undefined) throw new UsageError('--previous is not implemented for --proxy-mode ipvs yet');
+  if (flags.previous !== undefined) return compileIpvsDelta(ir, { ...flags, previous: flags.previous }, io);
+  if (flags.ipvsRemovedRealServers !== undefined) throw new UsageError('--ipvs-removed-real-servers goes with --previous');
   const standalone = flags.standalone ?? false;
   if (flags.output !== undefined) {
     try {

@@ -12,6 +12,7 @@ import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { readPreviousState, withPrevious } from './previous.js';
+import { diffIpvs } from './ipvs-incremental.js';
 
 export interface DiffFlags extends CommonFlags {
   previous?: string;
@@ -29,7 +30,7 @@ export function runDiff(flags: DiffFlags, io: Io): number {
   const compiled = compileInput(flags, io.readStdin);
   printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
   reportNotes(io, compiled.loaded.notes);
-  if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc diff of ipvs output is not implemented yet');
+  if (compiled.settings.mode === 'ipvs') return diffIpvs(compiled.ir, { ...flags, previous: flags.previous }, io, painter(io.stdoutIsTTY));
   const facts = new RuleFacts(compiled.family);
   const before = readPreviousState(flags.previous, facts);
   const after = stateOfRuleset(buildRuleset(compiled.ir, { standalone: false }), facts);

@@ -83,6 +83,11 @@ export class IpvsDeltaError extends Error {
  */
 export const LEGACY_SETS: readonly string[] = ['KUBE-LOAD-BALANCER-MASQ'];
 
+/** LEGACY_SETS under this family's names. */
+export function legacySetNames(family: IPFamily): Set<string> {
+  return new Set(LEGACY_SETS.map((n) => (family === 'IPv4' ? n : n.replace('KUBE-', 'KUBE-6-').slice(0, 31))));
+}
+
 /** Virtual servers kube-proxy's stale-service clean-up may delete (proxier.go cleanLegacyService). */
 export function ownedVirtualServer(vs: IpvsVirtualServer, family: IPFamily, excludeCIDRs: readonly string[]): boolean {
   if (vs.fwmark !== undefined || vs.family !== family || vs.ip === undefined) return false;
@@ -160,7 +165,7 @@ function ipsetDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDelta
       for (const e of removed.sort(compareStrings)) dels.push(`del ${name} ${checkedEntry(name, e)} -exist`);
     }
   }
-  const legacy = new Set(LEGACY_SETS.map((n) => (next.family === 'IPv4' ? n : n.replace('KUBE-', 'KUBE-6-').slice(0, 31))));
+  const legacy = legacySetNames(next.family);
   const destroyed = [...prev.sets.keys()].filter((n) => legacy.has(n) && !next.sets.has(n)).sort(compareStrings);
   const lines = [...adds, ...dels, ...destroyed.map((n) => `destroy ${n}`)];
   return { text: lines.length === 0 ? '' : lines.join('\n') + '\n', destroyed };

@@ -14,7 +14,7 @@
  * fwmark services `fwmark:100` (kube-proxy never makes them; they are read and left alone).
  */
 
-import { formatIP, parseIP, type IPFamily } from '../../net/ip.js';
+import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
 export type ForwardingMethod = 'm' | 'g' | 'i';
@@ -239,8 +239,10 @@ function buildRealServer(p: Parsed, vs: IpvsVirtualServer, lineNo: number): Ipvs
   if (typeof r !== 'string') throw new IpvsReadError(lineNo, 'no real server (-r)');
   const hp = hostPort(r, lineNo, 'real server');
   const m = method(p.options);
-  // The kernel forces the virtual server's port for direct routing and tunnels (and when none is given).
-  const port = m === 'm' && hp.port !== undefined ? hp.port : (vs.port ?? hp.port ?? 0);
+  // ipvsadm forces the virtual server's port on -a/-e for direct routing and tunnels (and when
+  // none is given); -d names the real server as it is.
+  const forced = p.command !== 'd' && m !== 'm';
+  const port = !forced && hp.port !== undefined ? hp.port : (vs.port ?? hp.port ?? 0);
   const w = p.options.get('-w');
   if (w !== undefined && (typeof w !== 'string' || !/^\d+$/.test(w))) throw new IpvsReadError(lineNo, `weight ${JSON.stringify(w)} is not a number`);
   return { address: joinAddress(hp.ip, port), ip: hp.ip, port, method: m, weight: w === undefined ? 1 : Number(w) };
@@ -312,9 +314,21 @@ export function sameServiceOptions(a: IpvsVirtualServer, b: IpvsVirtualServer): 
 }
 
 /** Numeric address order (IPv4 before IPv6), then port: kpc's order for texts it writes itself. */
+const parsedIPs = new Map<string, IP | undefined>();
+function parsedIP(text: string | undefined): IP | undefined {
+  if (text === undefined) return undefined;
+  let ip = parsedIPs.get(text);
+  if (ip === undefined && !parsedIPs.has(text)) {
+    if (parsedIPs.size > 1_000_000) parsedIPs.clear();
+    ip = parseIP(text)?.ip;
+    parsedIPs.set(text, ip);
+  }
+  return ip;
+}
+
 export function compareAddresses(a: { ip?: string; port?: number }, b: { ip?: string; port?: number }): number {
-  const pa = a.ip !== undefined ? parseIP(a.ip)?.ip : undefined;
-  const pb = b.ip !== undefined ? parseIP(b.ip)?.ip : undefined;
+  const pa = parsedIP(a.ip);
+  const pb = parsedIP(b.ip);
   if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
   if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
   for (let i = 0; i < pa.bytes.length; i++) {

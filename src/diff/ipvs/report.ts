@@ -21,7 +21,7 @@ import type { IpvsState } from '../../emit/ipvs/state.js';
 import { virtualServerKey } from '../../emit/ipvs/state.js';
 import { ruleEditScript, sameRules, type ChainState } from '../state.js';
 import { isIpvsModeChain } from './chains.js';
-import { ownedVirtualServer } from './delta.js';
+import { legacySetNames, ownedVirtualServer } from './delta.js';
 import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
 import type { Paint } from '../report.js';
@@ -146,27 +146,37 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
     for (const rs of [...vs.realServers.values()].sort(compareAddresses)) g.realServersRemoved.push({ virtualServer: vs.key, realServer: rs.address });
   }
 
-  // Set entries, attributed where possible.
+  // Set entries, attributed where possible (indexes of the previous table built on first use).
   const proto = (p: string) => p.toUpperCase();
+  let prevByRealServer: Map<string, string> | undefined;
+  let goneNodePorts: Set<string> | undefined;
+  const vsOfRealServer = (protocol: string, rs: string): string | undefined => {
+    if (!prevByRealServer) {
+      prevByRealServer = new Map();
+      for (const v of prev.ipvs.virtualServers.values()) for (const r of v.realServers.keys()) if (!prevByRealServer.has(`${v.protocol}/${r}`)) prevByRealServer.set(`${v.protocol}/${r}`, v.key);
+    }
+    return prevByRealServer.get(`${protocol}/${rs}`);
+  };
+  const isGoneNodePort = (protocol: string, port: string): boolean => {
+    if (!goneNodePorts) {
+      goneNodePorts = new Set();
+      for (const v of prev.ipvs.virtualServers.values()) if (!next.ipvs.virtualServers.has(v.key)) goneNodePorts.add(`${v.protocol}/${v.port}`);
+    }
+    return goneNodePorts.has(`${protocol}/${Number(port)}`);
+  };
   const ownerOfEntry = (key: SetKey, entry: string): string => {
     const parts = entry.split(',');
     if (key === 'KUBE-IPVS-IPS') return 'node';
     if (key === 'KUBE-HEALTH-CHECK-NODE-PORT') return attribution.healthChecks.get(entry) ?? 'node';
     const np = NODE_PORT_SET_PROTOCOL[key];
-    if (np !== undefined) {
-      const owner = attribution.nodePorts.get(`${np}/${entry}`);
-      if (owner) return owner;
-      const gone = [...prev.ipvs.virtualServers.values()].some((v) => v.protocol === np && v.port === Number(entry) && !next.ipvs.virtualServers.has(v.key));
-      return gone ? 'gone' : 'node';
-    }
+    if (np !== undefined) return attribution.nodePorts.get(`${np}/${entry}`) ?? (isGoneNodePort(np, entry) ? 'gone' : 'node');
     const pp = /^([a-z]+):(\d+)$/.exec(parts[1] ?? '');
     if (!pp) return 'node';
     if (key === 'KUBE-LOOP-BACK') {
       const owner = attribution.loopBack.get(entry);
       if (owner) return owner;
-      const rs = parts[0]!.includes(':') ? `[${parts[0]}]:${pp[2]}` : `${parts[0]}:${pp[2]}`;
-      const vs = [...prev.ipvs.virtualServers.values()].find((v) => v.protocol === proto(pp[1]!) && v.realServers.has(rs));
-      return vs ? ownerOfKey(vs.key) : 'node';
+      const vs = vsOfRealServer(proto(pp[1]!), parts[0]!.includes(':') ? `[${parts[0]}]:${pp[2]}` : `${parts[0]}:${pp[2]}`);
+      return vs ? ownerOfKey(vs) : 'node';
     }
     const ip = parts[0]!;
     return ownerOfKey(`${ip.includes(':') ? `[${ip}]` : ip}:${pp[2]}/${proto(pp[1]!)}`);
@@ -184,6 +194,9 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
       if (!want.entries.has(key)) group(ownerOfEntry(info.key, key)).setEntriesRemoved.push({ set: name, entry: text });
     }
   }
+
+  const legacy = legacySetNames(next.family);
+  for (const name of [...prev.sets.keys()].sort()) if (legacy.has(name) && !next.sets.has(name)) group('node').setsRemoved.push(name);
 
   // Node-wide: addresses and chains.
   for (const [ip, text] of next.addresses) if (!prev.addresses.has(ip)) group('node').addressesAdded.push(text);
