@@ -39,8 +39,15 @@ export interface ReadResult {
 
 type Locator = (path: FieldPath) => { line: number; column: number };
 
-/** Larger single documents are refused: they would not fit in one JavaScript string. */
-const MAX_DOCUMENT_BYTES = 256 << 20;
+/** Larger single documents are refused: they would not fit in one JavaScript string (~512 MiB). */
+const MAX_DOCUMENT_BYTES = 500 << 20;
+
+/**
+ * Above this size only the fast YAML path runs: the precise one needs about 60 times the
+ * input in memory and 1 s per MB. A large file that is not plainly clean is refused with
+ * the first reason found instead.
+ */
+const MAX_PRECISE_YAML_BYTES = 32 << 20;
 
 const utf8 = new TextDecoder();
 
@@ -196,6 +203,9 @@ function readYAML(name: string, text: string): ReadResult {
       }
     }
     return { objects, diagnostics: [] };
+  }
+  if (text.length > MAX_PRECISE_YAML_BYTES) {
+    return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, `YAML: a file of ${text.length} bytes must be plain YAML (no anchors or aliases, no scalars YAML 1.1 and 1.2 read differently, no syntax errors) for kpc to read it quickly; run kpc validate on a smaller part to see the problem, or use JSON (kubectl get -o json)`)] };
   }
   return readYAMLPrecisely(name, text);
 }
