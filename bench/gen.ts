@@ -6,8 +6,16 @@
  *
  * Shape (per Service, drawn from the seeded PRNG):
  *   type: ~80% ClusterIP, ~12% NodePort, ~5% LoadBalancer (half with source ranges),
- *         ~3% ClusterIP with externalIPs; node ports stop when the 30000-32767 range is full
- *   externalTrafficPolicy Local on half of the NodePort/LoadBalancer Services
+ *         ~3% ClusterIP with externalIPs
+ *   node ports: the default range 30000-32767 holds 2,768 ports, fewer than ~0.24 per Service
+ *         needs beyond ~10,000 Services. Past that, a Service that wants node ports gets them
+ *         with a probability scaled to fit the range (a second PRNG stream, so sizes that fit
+ *         are unchanged), spread over all Services rather than the first ones. Without: a
+ *         NodePort Service becomes ClusterIP, and a LoadBalancer keeps its type, load-balancer
+ *         IP and source ranges with `allocateLoadBalancerNodePorts: false` and
+ *         externalTrafficPolicy Cluster (Local would need a health-check node port), so the
+ *         LoadBalancer share stays ~5% at every size
+ *   externalTrafficPolicy Local on half of the NodePort/LoadBalancer Services that have node ports
  *   ClientIP affinity ~5%; multi-port ~15%; UDP ~5% (DNS-like TCP+UDP pairs among them)
  *   endpoints: log-normal, mean ~10, a few with hundreds (capped at 1000), in slices of at
  *   most 100 as the EndpointSlice controller cuts them; ~2% terminating; spread over nodes
@@ -43,6 +51,17 @@ function prng(seed: number): () => number {
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
+/** The default --service-node-port-range, 30000-32767. */
+const NODE_PORT_MIN = 30000;
+const NODE_PORT_MAX = 32767;
+const NODE_PORT_BUDGET = NODE_PORT_MAX - NODE_PORT_MIN + 1;
+/**
+ * Node ports one Service needs on average when every NodePort/LoadBalancer Service gets them:
+ * 17% of Services × ~1.26 ports each + a health-check port for the 2.5% that are LoadBalancer
+ * with externalTrafficPolicy Local = ~0.24.
+ */
+const NODE_PORT_DEMAND = 0.24;
+
 function ipv4(n: number): string {
   return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
@@ -76,7 +95,11 @@ export function generateCluster(opts: GenOptions): unknown[] {
       status: { addresses: [{ type: 'InternalIP', address: ipv4(NODE_IP_BASE + 10 + i) }, { type: 'Hostname', address: `node-${i}` }] },
     });
   }
-  let nextNodePort = 30000;
+  let nextNodePort = NODE_PORT_MIN;
+  // Which node-port-wanting Services get node ports (see the header): its own stream, so the
+  // main one (and every size whose node ports fit) stays as it was.
+  const ticketRand = prng((opts.seed ^ 0x5bd1e995) >>> 0);
+  const ticketShare = Math.min(1, (NODE_PORT_BUDGET * 0.9) / (opts.services * NODE_PORT_DEMAND));
   let nextPodIP = POD_IP_BASE + 2;
   const changed = opts.variant === 'one-changed' ? Math.floor(opts.services / 2) : -1;
   for (let s = 0; s < opts.services; s++) {
@@ -91,13 +114,16 @@ export function generateCluster(opts: GenOptions): unknown[] {
     const ranges = rand() < 0.5;
     const ports: Array<Record<string, unknown>> = [];
     const portCount = udp ? 2 : multi ? 2 + Math.floor(rand() * 2) : 1;
-    const needsNodePorts = type === 'NodePort' || type === 'LoadBalancer';
-    if (needsNodePorts && nextNodePort + portCount > 32767) type = 'ClusterIP';
+    const wantsNodePorts = type === 'NodePort' || type === 'LoadBalancer';
+    // Ports + a possible health-check port must fit in the range.
+    const nodePorts =
+      wantsNodePorts && (ticketShare >= 1 || ticketRand() < ticketShare) && nextNodePort + portCount + 1 <= NODE_PORT_MAX + 1;
+    if (wantsNodePorts && !nodePorts && type === 'NodePort') type = 'ClusterIP';
     for (let p = 0; p < portCount; p++) {
       const port: Record<string, unknown> = udp
         ? { name: p === 0 ? 'dns' : 'dns-tcp', port: 53, protocol: p === 0 ? 'UDP' : 'TCP', targetPort: 5353 }
         : { name: portCount > 1 ? `p${8080 + p}` : 'http', port: 80 + p, protocol: 'TCP', targetPort: 8080 + p };
-      if (type === 'NodePort' || type === 'LoadBalancer') port.nodePort = nextNodePort++;
+      if (nodePorts) port.nodePort = nextNodePort++;
       ports.push(port);
     }
     const clusterIP = ipv4(CLUSTER_IP_BASE + 10 + s);
@@ -113,10 +139,10 @@ export function generateCluster(opts: GenOptions): unknown[] {
       internalTrafficPolicy: 'Cluster',
     };
     if (affinity) spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
-    if (type !== 'ClusterIP') spec.externalTrafficPolicy = local && type !== 'ClusterIP-ext' ? 'Local' : 'Cluster';
+    if (type !== 'ClusterIP') spec.externalTrafficPolicy = local && nodePorts ? 'Local' : 'Cluster';
     if (type === 'ClusterIP-ext') spec.externalIPs = [ipv4(EXT_IP_BASE + s)];
     if (type === 'LoadBalancer') {
-      spec.allocateLoadBalancerNodePorts = true;
+      spec.allocateLoadBalancerNodePorts = nodePorts;
       if (ranges) spec.loadBalancerSourceRanges = ['203.0.113.0/24', '198.51.100.0/24'];
       if (spec.externalTrafficPolicy === 'Local') spec.healthCheckNodePort = nextNodePort++;
     }

@@ -1,0 +1,39 @@
+/**
+ * kpc as the benchmark runs it: `node dist/bench/kpc-child.js compile ...` is exactly
+ * `node bin/kpc.js compile ...` (same `main`, same process, same arguments), plus one line
+ * on stderr at the end for the harness (bench/run.ts):
+ *
+ *   kpc-bench-result: {"code":0,"importMs":..,"mainMs":..,"stages":{...},"maxRssKB":..,...}
+ *
+ * - `stages` are kpc's own stage timers (src/cli/stage-timer.ts: read, validate, ir, emit,
+ *   write; they are always collected, KPC_TIMINGS=1 only prints them). They are read here for
+ *   every mode: `kpc compile` prints them only in iptables mode, and in ipvs mode nothing times
+ *   emit and write, so the harness reports mainMs minus the timed stages as "emit+write".
+ * - `maxRssKB` is getrusage(RUSAGE_SELF).ru_maxrss (`process.resourceUsage().maxRSS`): the
+ *   kernel's high-water mark of this process's resident set, the same figure as VmHWM in
+ *   /proc/PID/status and `/usr/bin/time -f %M`, taken when kpc has finished.
+ */
+
+import { writeSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+const started = performance.now();
+const { main } = await import('../src/cli/main.js');
+const { timingsJSON } = await import('../src/cli/stage-timer.js');
+const imported = performance.now();
+// The harness reads the stages from our own line; kpc's would be a duplicate.
+delete process.env.KPC_TIMINGS;
+const code = await main(process.argv.slice(2));
+const finished = performance.now();
+const usage = process.resourceUsage();
+const result = {
+  code,
+  importMs: imported - started,
+  mainMs: finished - imported,
+  stages: JSON.parse(timingsJSON()) as Record<string, number>,
+  maxRssKB: usage.maxRSS,
+  userMs: usage.userCPUTime / 1000,
+  systemMs: usage.systemCPUTime / 1000,
+};
+writeSync(2, `\nkpc-bench-result: ${JSON.stringify(result)}\n`);
+process.exitCode = code;
