@@ -38,7 +38,7 @@ export interface GenOptions {
 }
 
 /** mulberry32: small, fast, and the same everywhere. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

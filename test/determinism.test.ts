@@ -11,18 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { caseArgv, loadGoldenCases } from './helpers/fixtures.js';
 import { runKpc } from './helpers/run-kpc.js';
-
-/** A small seeded PRNG (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The generator's seeded PRNG (mulberry32), so a failure can be replayed.
+import { prng } from '../bench/gen.js';
 
 function shuffle<T>(items: T[], rand: () => number): T[] {
   const a = [...items];
@@ -84,7 +74,7 @@ describe('output is independent of object order, key order and file split', () =
       const objects = readObjects(`${c.dir}/input`);
       for (const seed of [1, 2, 3]) {
         const dir = mkdtempSync(join(tmp, 'case-'));
-        writeScrambled(objects, dir, rng(seed * 7919 + c.name.length));
+        writeScrambled(objects, dir, prng(seed * 7919 + c.name.length));
         const run = await runKpc(caseArgv(c, dir));
         expect(run.code, run.stderr).toBe(0);
         expect(run.stdout, `seed ${seed}`).toBe(reference.stdout);
