@@ -812,7 +812,8 @@ export function renderMarkdown(r: BenchResult): string {
     );
     for (const x of rows) {
       if (!x.kpc || !x.output) {
-        out.push(`| ${x.mode} | ${x.format} (${mb(x.inputBytes)} MB) | ${x.runs} | FAILED: ${x.error ?? ''} | | | | | | | | | ${x.load1.join(', ')} |`);
+        const err = (x.error ?? '').split('\n')[0]!.replace(/\|/g, '/').slice(0, 240);
+        out.push(`| ${x.mode} | ${x.format} (${mb(x.inputBytes)} MB) | ${x.runs} | FAILED: ${err} | | | | | | | | | ${x.load1.join(', ')} |`);
         continue;
       }
       out.push(
@@ -841,7 +842,8 @@ export function renderMarkdown(r: BenchResult): string {
         const c = x.consumer!;
         out.push(
           `- ${x.mode}: ${Object.entries(c.parts).map(([k, v]) => `${k} ${fmtMs(v)}`).join(', ')}` +
-            `${c.maxRssMB ? `; peak RSS ${Math.round(c.maxRssMB)} MB` : ''}; load ${c.load1}${c.ok ? '' : c.timedOut ? `; ${c.note}` : `; FAILED: ${c.note}`}`,
+            `${c.maxRssMB ? `; peak RSS ${Math.round(c.maxRssMB)} MB` : ''}; load ${c.load1}` +
+            `${c.ok ? '' : `; ${c.timedOut ? '' : 'FAILED: '}${(c.note ?? '').replace(/\s*\n\s*/g, ' ').slice(0, 400)}`}`,
         );
       }
     }
