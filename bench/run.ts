@@ -884,10 +884,11 @@ export function renderMarkdown(r: BenchResult): string {
         '',
       );
     } else if (inc.note) out.push(`Kernel part: ${inc.note}.`, '');
-    out.push(`Command: \`${inc.command}\``, '');
+    out.push(`Command: \`${inc.command.split(`${r.options.cache}/`).join('$CACHE/')}\``, '');
   }
   out.push('Commands (kpc-child.js runs bin/kpc.js\'s `main` and adds one result line):', '');
-  for (const x of r.measurements.filter((y) => y.runs > 0).slice(0, 4)) out.push(`- \`${x.command.replace(/\/[^ ]*\/(s\d+-seed)/, '$CACHE/$1').replace(/-o \/\S+/, '-o OUT')}\``);
+  const tidy = (c: string) => c.split(`${r.options.cache}/`).join('$CACHE/').replace(/-o \S+$/, '-o OUT');
+  for (const x of r.measurements.filter((y) => y.runs > 0).slice(0, 4)) out.push(`- \`${tidy(x.command)}\``);
   out.push('');
   return out.join('\n');
 }
