@@ -25,11 +25,10 @@
  */
 
 import { builtinJumpArgs, IPVS_BUILTIN_JUMPS } from '../../emit/ipvs/iptables-rules.js';
-import { heredoc } from '../../emit/ipvs/apply-script.js';
-import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
+import { partsSection } from '../../emit/ipvs/apply-script.js';
 import { safeIP, safeSetName, UnsafeOutputError } from '../../emit/ipvs/safe-text.js';
 import type { IPFamily } from '../../net/ip.js';
-import { DELTA_MARKER, PARTS } from './bundle-dir.js';
+import { DELTA_MARKER } from './bundle-dir.js';
 import type { IpvsDelta } from './delta.js';
 
 export interface DeltaScriptOptions {
@@ -84,16 +83,7 @@ export LC_ALL=C
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 `);
-  if (options.inline) {
-    out.push('dir=$work\n');
-    for (const part of PARTS) out.push(heredoc(part, delta[part]));
-  } else {
-    out.push(`dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-for f in ${PARTS.map((p) => BUNDLE_FILES[p]).join(' ')}; do
-  [ -f "$dir/$f" ] || { echo "apply.sh: $dir/$f is missing" >&2; exit 1; }
-done
-`);
-  }
+  out.push(...partsSection(delta, options.inline));
   out.push(`
 # ipset restore of the lines of ipset.rules that start with one of the words given
 ipset_part() {

@@ -134,6 +134,21 @@ function sysctlLines(strictARP: boolean): { early: string[]; ipvs: string[] } {
   return { early, ipvs };
 }
 
+/**
+ * How a script finds its four parts (`$dir`): written from inline heredocs into its temporary
+ * directory, or the files beside the script, checked to be there.
+ */
+export function partsSection(contents: Pick<IpvsBundle, keyof IpvsBundle>, inline: boolean): string[] {
+  if (inline) return ['dir=$work\n', ...PARTS.map((part) => heredoc(part, contents[part]))];
+  return [
+    `dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+for f in ${PARTS.map((p) => BUNDLE_FILES[p]).join(' ')}; do
+  [ -f "$dir/$f" ] || { echo "apply.sh: $dir/$f is missing" >&2; exit 1; }
+done
+`,
+  ];
+}
+
 export function renderApplyScript(bundle: IpvsBundle, options: ApplyScriptOptions): string {
   const { family, standalone } = options;
   const v = family === 'IPv4' ? '4' : '6';
@@ -151,16 +166,7 @@ export LC_ALL=C
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 `);
-  if (options.inline) {
-    out.push('dir=$work\n');
-    for (const part of PARTS) out.push(heredoc(part, bundle[part]));
-  } else {
-    out.push(`dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
-for f in ${PARTS.map((p) => BUNDLE_FILES[p]).join(' ')}; do
-  [ -f "$dir/$f" ] || { echo "apply.sh: $dir/$f is missing" >&2; exit 1; }
-done
-`);
-  }
+  out.push(...partsSection(bundle, options.inline));
 
   out.push('\n# 0. kube-ipvs0, the dummy interface the service addresses are bound to\n');
   if (standalone) {
