@@ -23,6 +23,8 @@
  *             correctness, far too slow to time). Ratio kpc/consumer. Measured once per size
  *             and mode when the JSON and YAML outputs are byte-identical (checked).
  * Sizes ≤ 5,000 run 3× (median of each figure), larger ones once (--repeat overrides).
+ * A YAML List above 128 MiB (the 100,000-Service one is 338 MB) is cut into several List
+ * files at item boundaries and given with repeated -f (yamlParts).
  *
  * Incremental (--incremental S, default 20000 when 20000 is among the sizes; JSON, iptables):
  * bench/gen's `one-changed` variant (one Service's port 80 → 8443) compiled with
