@@ -98,12 +98,18 @@ export function loadConfig(path: string | undefined): { config: ProxyConfigFile;
   return { config: decoded.config as ProxyConfigFile, warnings: decoded.warnings.map(locate) };
 }
 
+/**
+ * The IR and what to tell the user about the input. The objects it was built from are not
+ * kept: at 20,000 Services they are hundreds of MB that every later garbage collection
+ * would have to walk again.
+ */
 export interface Compiled {
   settings: ResolvedSettings;
   family: IPFamily;
   ir: ProxyIR;
-  loaded: Loaded;
-  configWarnings: Diagnostic[];
+  /** The configuration's warnings, then the manifests'. */
+  warnings: Diagnostic[];
+  notes: string[];
 }
 
 /** Sort the loaded objects by kind, converting legacy Endpoints to slices. */
@@ -143,13 +149,13 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
 
 export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array, progress?: (message: string) => void): Compiled {
   const { config, warnings: configWarnings } = loadConfig(flags.config);
-  const loaded = loadInput(flags, readStdin, progress);
-  progress?.(`building the model: ${loaded.objects.length} objects`);
+  const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
+  progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {
-    const { services, slices, nodes } = partitionObjects(loaded.objects);
+    const { services, slices, nodes } = partitionObjects(objects);
     const settings = resolveSettings(flags, config, nodes);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const ir = buildIR({ services, slices }, contextFor(settings.proxy, family));
-    return { settings, family, ir, loaded, configWarnings };
+    return { settings, family, ir, warnings: [...configWarnings, ...warnings], notes };
   });
 }

@@ -7,7 +7,7 @@
  */
 
 import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
-import { formatCIDR, formatIP, joinHostPort, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
+import { formatCIDR, formatIP, parseCIDR, parseIP, type IP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
 
@@ -30,15 +30,18 @@ export interface IRContext {
 
 export function buildIR(objects: ClusterObjects, ctx: IRContext): ProxyIR {
   const endpointsByPort = buildEndpointsMap(objects.slices, ctx);
-  const servicePorts: ServicePort[] = [];
+  const keyed: Array<{ key: string; sp: ServicePort }> = [];
   for (const svc of objects.services) {
     for (const sp of serviceToServicePorts(svc, ctx.family)) {
-      sp.endpoints = endpointsByPort.get(portKey(sp.namespace, sp.name, sp.portName, sp.protocol)) ?? [];
-      servicePorts.push(sp);
+      const key = portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
+      sp.endpoints = endpointsByPort.get(key) ?? [];
+      keyed.push({ key, sp });
     }
   }
-  servicePorts.sort(compareServicePorts);
-  return { family: ctx.family, node: ctx.node, knobs: ctx.knobs, servicePorts };
+  // portKey sorts as compareServicePorts does (its separators sort below every character
+  // a name can hold), so one string comparison per step instead of three built strings.
+  keyed.sort((a, b) => compareStrings(a.key, b.key));
+  return { family: ctx.family, node: ctx.node, knobs: ctx.knobs, servicePorts: keyed.map((k) => k.sp) };
 }
 
 /**
@@ -53,8 +56,13 @@ export function compareServicePorts(a: ServicePort, b: ServicePort): number {
   );
 }
 
+/**
+ * The identity of a service port, and its sort key: `ns/name`, then port name, then
+ * protocol, joined by NUL (which no Kubernetes name contains and which sorts first, so
+ * comparing keys compares the parts in turn).
+ */
 function portKey(namespace: string, name: string, portName: string, protocol: string): string {
-  return `${namespace}\u0000${name}\u0000${portName}\u0000${protocol}`;
+  return `${namespace}/${name}\u0000${portName}\u0000${protocol}`;
 }
 
 export function servicePortName(namespace: string, name: string, portName: string): string {
@@ -125,13 +133,23 @@ export function serviceToServicePorts(svc: Service, family: IPFamily): ServicePo
     internalPolicyLocal: svc.spec.internalTrafficPolicy === 'Local',
     healthCheckNodePort: svc.spec.type === 'LoadBalancer' && externalPolicyLocal ? svc.spec.healthCheckNodePort : 0,
   };
+  // Spelled out field by field (not spread): one object shape for all service ports.
   return svc.spec.ports.map((p) => ({
-    ...common,
+    namespace: common.namespace,
+    name: common.name,
     portName: p.name,
     protocol: p.protocol,
     spn: servicePortName(svc.metadata.namespace, svc.metadata.name, p.name),
+    clusterIP: common.clusterIP,
     port: p.port,
     nodePort: p.nodePort,
+    externalIPs: common.externalIPs,
+    loadBalancerVIPs: common.loadBalancerVIPs,
+    loadBalancerSourceRanges: common.loadBalancerSourceRanges,
+    stickySeconds: common.stickySeconds,
+    externalPolicyLocal: common.externalPolicyLocal,
+    internalPolicyLocal: common.internalPolicyLocal,
+    healthCheckNodePort: common.healthCheckNodePort,
     endpoints: [],
   }));
 }
@@ -146,53 +164,95 @@ function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
   return slice.addressType === family;
 }
 
-function toEndpoint(ep: EndpointSlice['endpoints'][number], port: number, ctx: IRContext): Endpoint | undefined {
+/** What an endpoint is apart from its port: worked out once per slice endpoint, shared by its ports. */
+interface EndpointBase {
+  ip: IP;
+  ipText: string;
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+  isLocal: boolean;
+  zoneHints: ReadonlySet<string> | undefined;
+  nodeHints: ReadonlySet<string> | undefined;
+  nodeName: string | undefined;
+  zone: string | undefined;
+}
+
+function endpointBase(ep: EndpointSlice['endpoints'][number], ctx: IRContext): EndpointBase | undefined {
   const first = ep.addresses[0];
   if (first === undefined) return undefined;
   const parsed = parseIP(first);
   if (!parsed) return undefined;
-  const isLocal = ctx.node.name !== '' && ep.nodeName === ctx.node.name;
-  const zoneHints = ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined;
-  const nodeHints = ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined;
   return {
-    ip: formatIP(parsed.ip),
-    port,
-    address: joinHostPort(parsed.ip, port),
+    ip: parsed.ip,
+    // Text that parsed without remarks is already canonical (parseIP checks it).
+    ipText: parsed.sloppy === undefined ? first : formatIP(parsed.ip),
     ready: ep.conditions.ready ?? true,
     serving: ep.conditions.serving ?? true,
     terminating: ep.conditions.terminating ?? false,
-    isLocal,
-    ...(zoneHints ? { zoneHints } : {}),
-    ...(nodeHints ? { nodeHints } : {}),
-    ...(ep.nodeName !== undefined ? { nodeName: ep.nodeName } : {}),
-    ...(ep.zone !== undefined ? { zone: ep.zone } : {}),
+    isLocal: ctx.node.name !== '' && ep.nodeName === ctx.node.name,
+    zoneHints: ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined,
+    nodeHints: ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined,
+    nodeName: ep.nodeName,
+    zone: ep.zone,
   };
+}
+
+function toEndpoint(base: EndpointBase, port: number): Endpoint {
+  const endpoint: Endpoint = {
+    ip: base.ipText,
+    port,
+    address: base.ip.family === 'IPv6' ? `[${base.ipText}]:${port}` : `${base.ipText}:${port}`,
+    ready: base.ready,
+    serving: base.serving,
+    terminating: base.terminating,
+    isLocal: base.isLocal,
+  };
+  // Optional fields stay absent (not undefined) when unknown: the IR is compared structurally.
+  if (base.zoneHints) endpoint.zoneHints = base.zoneHints;
+  if (base.nodeHints) endpoint.nodeHints = base.nodeHints;
+  if (base.nodeName !== undefined) endpoint.nodeName = base.nodeName;
+  if (base.zone !== undefined) endpoint.zone = base.zone;
+  return endpoint;
 }
 
 /** Endpoints keyed by (namespace, service, port name, protocol), deduplicated and sorted. */
 export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRContext): Map<string, Endpoint[]> {
-  const sets = new Map<string, Map<string, Endpoint>>();
+  const lists = new Map<string, Endpoint[]>();
   // kube-proxy visits a Service's slices in map order; kpc visits them by name.
-  const used = slices.filter((s) => sliceIsUsed(s, ctx.family)).sort((a, b) => compareStrings(a.metadata.namespace, b.metadata.namespace) || compareStrings(a.metadata.name, b.metadata.name));
-  for (const slice of used) {
+  const used = slices
+    .filter((s) => sliceIsUsed(s, ctx.family))
+    .map((slice) => ({ key: `${slice.metadata.namespace}\u0000${slice.metadata.name}`, slice }))
+    .sort((a, b) => compareStrings(a.key, b.key));
+  for (const { slice } of used) {
     const serviceName = slice.metadata.labels[SERVICE_NAME_LABEL] as string;
+    const bases = slice.endpoints.map((ep) => endpointBase(ep, ctx));
     for (const port of slice.ports) {
       if (port.port === undefined || port.port === 0) continue;
       const key = portKey(slice.metadata.namespace, serviceName, port.name, port.protocol);
-      let set = sets.get(key);
-      if (!set) sets.set(key, (set = new Map()));
-      for (const ep of slice.endpoints) {
-        const endpoint = toEndpoint(ep, port.port, ctx);
-        if (!endpoint) continue;
-        // The same address twice: a terminating one never replaces what is there
-        // (prefer the running pod when a pod IP was reused).
-        if (!set.has(endpoint.address) || !endpoint.terminating) set.set(endpoint.address, endpoint);
-      }
+      let list = lists.get(key);
+      if (!list) lists.set(key, (list = []));
+      for (const base of bases) if (base) list.push(toEndpoint(base, port.port));
     }
   }
   const out = new Map<string, Endpoint[]>();
-  for (const [key, set] of sets) {
-    out.set(key, [...set.values()].sort((a, b) => compareStrings(a.address, b.address)));
+  for (const [key, list] of lists) out.set(key, sortedUnique(list));
+  return out;
+}
+
+/**
+ * Sorted by address, one endpoint per address. When an address comes twice, a later
+ * endpoint replaces an earlier one unless it is terminating (prefer the running pod when a
+ * pod IP was reused) — EndpointSliceCache's merge. The sort is stable, so among equal
+ * addresses the visiting order survives and the rule can be applied after sorting.
+ */
+function sortedUnique(list: Endpoint[]): Endpoint[] {
+  list.sort((a, b) => compareStrings(a.address, b.address));
+  const out: Endpoint[] = [];
+  for (const ep of list) {
+    const last = out.length - 1;
+    if (last < 0 || out[last]!.address !== ep.address) out.push(ep);
+    else if (!ep.terminating) out[last] = ep;
   }
   return out;
 }

@@ -49,20 +49,29 @@ function readDecimal(s: string, i: number): { n: number; end: number } | undefin
   return j === i ? undefined : { n, end: j };
 }
 
+/**
+ * Dotted decimal the way Go 1.16's parseIPv4 reads it: four runs of decimal digits, each
+ * at most 255, leading zeros allowed (and noted: they are read as decimal). One pass, no
+ * allocation but the result: every endpoint address goes through here.
+ */
 function parseIPv4Bytes(s: string): { bytes: Uint8Array; leadingZeros: boolean } | undefined {
   const bytes = new Uint8Array(4);
-  let i = 0;
   let leadingZeros = false;
+  let i = 0;
   for (let k = 0; k < 4; k++) {
     if (k > 0) {
-      if (s[i] !== '.') return undefined;
+      if (s.charCodeAt(i) !== 0x2e) return undefined; // '.'
       i++;
     }
-    const d = readDecimal(s, i);
-    if (!d || d.n > 255) return undefined;
-    if (d.end - i > 1 && s[i] === '0') leadingZeros = true;
-    bytes[k] = d.n;
-    i = d.end;
+    const start = i;
+    let n = 0;
+    for (let c = s.charCodeAt(i); c >= 0x30 && c <= 0x39; c = s.charCodeAt(++i)) {
+      n = n * 10 + (c - 0x30);
+      if (n > 255) return undefined;
+    }
+    if (i === start) return undefined;
+    if (i - start > 1 && s.charCodeAt(start) === 0x30) leadingZeros = true;
+    bytes[k] = n;
   }
   return i === s.length ? { bytes, leadingZeros } : undefined;
 }

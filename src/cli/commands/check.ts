@@ -23,8 +23,8 @@ export function runCheck(flags: CheckFlags, io: Io): number {
   // An ipvs-mode golden may be a bundle directory (read by checkIpvs).
   const golden = isDirectory(flags.golden) ? undefined : readTextFile(flags.golden, '--golden');
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-  reportNotes(io, compiled.loaded.notes);
+  printDiagnostics(io, compiled.warnings);
+  reportNotes(io, compiled.notes);
   if (compiled.settings.mode === 'ipvs') return checkIpvs(compiled.ir, { ...flags, golden: flags.golden }, io);
   if (golden === undefined) throw new UsageError(`--golden ${flags.golden} is a directory; iptables mode compares one file`);
   const text = emitIptablesText(compiled.ir, { standalone: flags.standalone ?? false });

@@ -31,8 +31,8 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   const progress = progressFor(io);
   const compiled = compileInput(flags, io.readStdin, progress);
   progress.done();
-  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-  reportNotes(io, compiled.loaded.notes);
+  printDiagnostics(io, compiled.warnings);
+  reportNotes(io, compiled.notes);
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
   if (flags.ipvsRemovedRealServers !== undefined && compiled.settings.mode !== 'ipvs') throw new UsageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);

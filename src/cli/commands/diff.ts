@@ -28,8 +28,8 @@ export function runDiff(flags: DiffFlags, io: Io): number {
   if (flags.previous === undefined) throw new UsageError('kpc diff needs --previous PATH (an earlier output or a node\'s iptables-save)');
   if (flags.output !== undefined && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: kpc diff prints text, or JSON with -o json`);
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-  reportNotes(io, compiled.loaded.notes);
+  printDiagnostics(io, compiled.warnings);
+  reportNotes(io, compiled.notes);
   if (compiled.settings.mode === 'ipvs') return diffIpvs(compiled.ir, { ...flags, previous: flags.previous }, io, painter(io.stdoutIsTTY));
   const facts = new RuleFacts(compiled.family);
   const before = readPreviousState(flags.previous, facts);

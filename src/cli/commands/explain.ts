@@ -54,8 +54,8 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   if (flags.service === undefined) throw new UsageError('which Service? give NAMESPACE/NAME');
   const { namespace, name } = parseServiceRef(flags.service, flags.namespace);
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-  reportNotes(io, compiled.loaded.notes);
+  printDiagnostics(io, compiled.warnings);
+  reportNotes(io, compiled.notes);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc explain explains iptables rules; --proxy-mode ipvs is not supported');
   const rules = emitIptablesText(compiled.ir, { standalone: false });
   let x;

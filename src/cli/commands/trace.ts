@@ -100,8 +100,8 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     rulesText = readRulesFile(flags.rules, io);
     if ((flags.filename ?? []).length > 0) {
       const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
-      printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-      reportNotes(io, compiled.loaded.notes);
+      printDiagnostics(io, compiled.warnings);
+      reportNotes(io, compiled.notes);
       nodeIPs = compiled.settings.proxy.nodeIPs;
     } else {
       nodeIPs = flags.nodeIp ?? [];
@@ -110,8 +110,8 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     }
   } else {
     const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
-    printDiagnostics(io, [...compiled.configWarnings, ...compiled.loaded.warnings]);
-    reportNotes(io, compiled.loaded.notes);
+    printDiagnostics(io, compiled.warnings);
+    reportNotes(io, compiled.notes);
     if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc trace follows iptables rules; --proxy-mode ipvs is not supported');
     rulesText = emitIptablesText(compiled.ir, { standalone: false });
     nodeIPs = compiled.settings.proxy.nodeIPs;
