@@ -7,7 +7,8 @@ import { buildRuleset } from '../../emit/iptables/index.js';
 import { renderRuleset } from '../../emit/iptables/render.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
-import { applyScriptOptions, bundleFiles, emitIpvs, renderApplyScript } from '../../emit/ipvs/index.js';
+import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
+import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
 import { printDiagnostics, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -61,16 +62,34 @@ function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
   if (flags.previous !== undefined) return compileIpvsDelta(ir, { ...flags, previous: flags.previous }, io);
   if (flags.ipvsRemovedRealServers !== undefined) throw new UsageError('--ipvs-removed-real-servers goes with --previous');
   const standalone = flags.standalone ?? false;
+  const state = timed('emit', () => syncIpvs(ir));
+  warnOverfullSets(io, state, ir);
   if (flags.output !== undefined) {
-    try {
-      writeDirectoryAtomic(flags.output, bundleFiles(ir, { standalone }));
-    } catch (e) {
-      throw new UsageError(`cannot write ${flags.output}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-    }
+    const output = flags.output;
+    const files = timed('emit', () => bundleFiles(ir, { standalone }, state));
+    timed('write', () => {
+      try {
+        writeDirectoryAtomic(output, files);
+      } catch (e) {
+        throw new UsageError(`cannot write ${output}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      }
+    });
   } else {
-    io.stdout([renderApplyScript(emitIpvs(ir, { standalone }), applyScriptOptions(ir, { inline: true, standalone }))]);
+    const script = timed('emit', () => renderApplyScript(emitIpvs(ir, { standalone }, state), applyScriptOptions(ir, { inline: true, standalone })));
+    timed('write', () => io.stdout([script]));
   }
+  if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
   return EXIT.ok;
+}
+
+/** A set past kube-proxy's maxelem is programmed only in part, by kube-proxy as by ipset restore. */
+function warnOverfullSets(io: Io, state: IpvsState, ir: ProxyIR): void {
+  for (const { name, size } of overfullSets(state.sets, ir.family)) {
+    io.stderr(
+      `warning: ipset ${name} would hold ${size} entries; kube-proxy creates it with maxelem ${SET_MAX_ELEMENTS}, ` +
+        `so the kernel refuses the rest ("Hash is full"): kube-proxy logs an error for each, and ipset restore of this output stops there\n`,
+    );
+  }
 }
 
 /** -o: atomically, or a clear error (the target directory must exist and be writable). */

@@ -32,11 +32,12 @@ import { renderIpsetRules } from './ipset.js';
 import { renderIptablesRules } from './iptables-rules.js';
 import { renderIpvsRules } from './ipvsadm.js';
 import { syncIpvs } from './sync.js';
+import type { IpvsState } from './state.js';
 
 export { BUNDLE_FILES, renderApplyScript, syncIpvs };
 export type { ApplyScriptOptions, IpvsBundle };
 export type { IpvsState, VirtualServer, RealServer, NoNodeAccessEntry, VirtualServerKind } from './state.js';
-export { setName, IPSET_INFO, type SetKey } from './sets.js';
+export { setName, IPSET_INFO, overfullSets, type SetKey } from './sets.js';
 export { IPVS_SCHEDULERS, isKnownScheduler } from './scheduler.js';
 
 export interface IpvsOptions {
@@ -44,8 +45,8 @@ export interface IpvsOptions {
   standalone: boolean;
 }
 
-export function emitIpvs(ir: ProxyIR, options: IpvsOptions): IpvsBundle {
-  const state = syncIpvs(ir);
+/** `state` is syncIpvs(ir); pass it when the caller already has it (it is the costly part). */
+export function emitIpvs(ir: ProxyIR, options: IpvsOptions, state: IpvsState = syncIpvs(ir)): IpvsBundle {
   return {
     ipvsRules: renderIpvsRules(state, ir.knobs),
     ipsetRules: renderIpsetRules(state),
@@ -72,8 +73,8 @@ export interface BundleFile {
 }
 
 /** Every file of an `-o DIR` bundle: the four parts, then apply.sh reading them. */
-export function bundleFiles(ir: ProxyIR, options: { standalone: boolean; inline?: boolean }): BundleFile[] {
-  const bundle = emitIpvs(ir, options);
+export function bundleFiles(ir: ProxyIR, options: { standalone: boolean; inline?: boolean }, state: IpvsState = syncIpvs(ir)): BundleFile[] {
+  const bundle = emitIpvs(ir, options, state);
   const script = renderApplyScript(bundle, applyScriptOptions(ir, { inline: options.inline ?? false, standalone: options.standalone }));
   return [
     { name: BUNDLE_FILES.ipvsRules, content: bundle.ipvsRules, mode: 0o644 },

@@ -74,10 +74,28 @@ export function setName(key: SetKey, family: IPFamily): string {
   return key.replace('KUBE-', 'KUBE-6-').slice(0, MAX_SET_NAME);
 }
 
+/** kube-proxy creates every hash set with this maxelem (ipset's default; pkg/util/ipset DefaultMaxElem). */
+export const SET_MAX_ELEMENTS = 65536;
+
 /** `create` options (pkg/proxy/ipvs/ipset createSet with the setIPSetDefaults values). */
 export function createOptions(type: SetType, family: IPFamily): string {
   if (type === 'bitmap:port') return 'range 0-65535';
-  return `family ${family === 'IPv4' ? 'inet' : 'inet6'} hashsize 1024 maxelem 65536`;
+  return `family ${family === 'IPv4' ? 'inet' : 'inet6'} hashsize 1024 maxelem ${SET_MAX_ELEMENTS}`;
+}
+
+/**
+ * Hash sets that hold more entries than their maxelem. The kernel refuses the entries past
+ * it ("Hash is full"): kube-proxy logs an error per entry it cannot add, and `ipset restore`
+ * of kpc's file stops there. Reported, never silently cut: the output is what kube-proxy
+ * would try to program.
+ */
+export function overfullSets(entries: SetEntries, family: IPFamily): Array<{ name: string; size: number }> {
+  const out: Array<{ name: string; size: number }> = [];
+  for (const info of IPSET_INFO) {
+    const size = entries.get(info.key)?.size ?? 0;
+    if (info.type !== 'bitmap:port' && size > SET_MAX_ELEMENTS) out.push({ name: setName(info.key, family), size });
+  }
+  return out;
 }
 
 /** The entries each set will hold after the sync, per set (Entry.String() texts). */
