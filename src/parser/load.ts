@@ -81,9 +81,9 @@ export function loadObjects(options: LoadOptions): LoadResult {
       }
       throw e;
     }
-    result.objects.push(...fileResult.objects);
-    result.errors.push(...fileResult.errors);
-    result.notes.push(...fileResult.notes);
+    append(result.objects, fileResult.objects);
+    append(result.errors, fileResult.errors);
+    append(result.notes, fileResult.notes);
     for (const { origin, warning } of fileResult.warnings) warnings.add(origin, warning);
     defaulted += fileResult.defaulted;
   }
@@ -106,10 +106,15 @@ function loadOpened(file: string, opened: OpenedDocuments, before: LoadResult, o
   return 'list' in opened ? loadJsonList(file, opened.list, before, options) : loadRead(file, opened.read, before, options);
 }
 
+/** push(...items) without the spread: a file can give more objects than a call takes arguments. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
 /** A file read in full: its read problems first, then each object decoded. */
 function loadRead(file: string, read: ReadResult, before: LoadResult, options: LoadOptions): FileResult {
   const out = emptyFileResult(before);
-  out.errors.push(...read.diagnostics);
+  append(out.errors, read.diagnostics);
   options.progress?.(`reading ${file}: ${read.objects.length} objects`);
   for (const raw of read.objects) {
     if (errorLimitReached(out, options)) break;
