@@ -10,8 +10,10 @@
 
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
 import { fieldError, locateError, type Diagnostic, type FieldPath, type ObjectOrigin } from './diagnostics.js';
+import { Buffer } from 'node:buffer';
 import type { Source } from './input-files.js';
-import { LineIndex, scanJsonList } from './json-list.js';
+import { findJsonSyntaxError, scanJsonList } from './json-list.js';
+import { LineIndex, scanLines } from './lines.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
 import { objectText, parseYAMLFast } from './yaml-fast.js';
 
@@ -37,6 +39,12 @@ export interface ReadResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * An opened input: either read in full (YAML, a single JSON document, or a problem found while
+ * reading), or a JSON List whose items the caller parses one at a time (JsonListItems).
+ */
+export type OpenedDocuments = { read: ReadResult } | { list: JsonListItems };
+
 type Locator = (path: FieldPath) => { line: number; column: number };
 
 /** Larger single documents are refused: they would not fit in one JavaScript string (~512 MiB). */
@@ -49,16 +57,36 @@ const MAX_DOCUMENT_BYTES = 500 << 20;
  */
 const MAX_PRECISE_YAML_BYTES = 32 << 20;
 
+const DEPTH_MESSAGE = `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is`;
+
 const utf8 = new TextDecoder();
 
 /** Parse one source into its objects (a `kind: List` yields its items). */
 export function readDocuments(src: Source): ReadResult {
-  const lineError = checkLineLengths(src);
-  if (lineError) return { objects: [], diagnostics: [lineError] };
-  if (looksLikeJSON(src)) {
-    const list = readJSONList(src);
-    if (list) return list;
+  const opened = openDocuments(src);
+  return 'list' in opened ? opened.list.readAll() : opened.read;
+}
+
+/**
+ * Like readDocuments, but a JSON List comes back unparsed (see JsonListItems), so that its
+ * items can be parsed, decoded and dropped one at a time. `guessItemEnds`: see json-list.ts;
+ * only JsonListItems turns it off, when a guess fails.
+ */
+export function openDocuments(src: Source, guessItemEnds = true): OpenedDocuments {
+  const lines = scanLines(src.bytes, LIMITS.maxLineBytes);
+  if ('tooLong' in lines) {
+    const { line, length } = lines.tooLong;
+    return { read: { objects: [], diagnostics: [diagnosticAt(src.name, line, 1, `line is ${length} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per line (no Kubernetes object needs more)`)] } };
   }
+  if (looksLikeJSON(src)) {
+    const list = openJSONList(src, lines.index, guessItemEnds);
+    if (list) return { list };
+  }
+  return { read: readWholeFile(src) };
+}
+
+/** The file as one text: one JSON document, else YAML (which also reports JSON syntax errors). */
+function readWholeFile(src: Source): ReadResult {
   if (src.bytes.length > MAX_DOCUMENT_BYTES) {
     return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, `file is ${src.bytes.length} bytes; kpc reads larger inputs only as a JSON List (kubectl get -o json) or split into several files`)] };
   }
@@ -83,22 +111,6 @@ function diagnosticAt(file: string, line: number, column: number, message: strin
   return { file, line, column, path: '', message, severity: 'error' };
 }
 
-function checkLineLengths(src: Source): Diagnostic | undefined {
-  const bytes = src.bytes;
-  let start = 0;
-  let line = 1;
-  while (start <= bytes.length) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    if (end - start > LIMITS.maxLineBytes) {
-      return diagnosticAt(src.name, line, 1, `line is ${end - start} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per line (no Kubernetes object needs more)`);
-    }
-    start = end + 1;
-    line++;
-  }
-  return undefined;
-}
-
 // ---------------------------------------------------------------------------------------
 // JSON: parsed with JSON.parse for speed; positions are found only when an error needs one,
 // by parsing the same text again as YAML (JSON is YAML 1.2).
@@ -119,35 +131,109 @@ function lazyLocator(text: () => string, shift: { line: number; column: number }
 }
 
 /** A JSON `kind: List`, split into items at the byte level (see json-list.ts). */
-function readJSONList(src: Source): ReadResult | undefined {
-  const scan = scanJsonList(src.bytes);
+function openJSONList(src: Source, lines: LineIndex, guessItemEnds: boolean): JsonListItems | undefined {
+  const scan = scanJsonList(src.bytes, guessItemEnds);
   if (!scan || !scan.items || !scan.kind?.endsWith('List')) return undefined;
-  const objects: RawObject[] = [];
-  const lines = new LineIndex(src.bytes);
-  for (const [start, end] of scan.items) {
-    const slice = src.bytes.subarray(start, end);
+  return new JsonListItems(src, scan.items, scan.guessed, lines);
+}
+
+/** Why an item of a JSON List spoils the whole file. */
+export interface ItemFailure {
+  failed: 'syntax' | 'depth';
+  index: number;
+}
+
+/**
+ * The items of a JSON List, each parsed only when asked for.
+ *
+ * Why: parsing every item up front kept all raw values (hundreds of MB for a large cluster)
+ * alive while the typed copies were built, which made the garbage collector copy and mark
+ * them again and again. Parsed one at a time, right before decoding, a raw value dies young.
+ *
+ * The outcome is the same as parsing all items first: an item that does not parse or nests too
+ * deeply spoils the whole file. The caller then drops what it made of the other items and
+ * reads the file as `failure(...)` says instead (readAll does exactly that).
+ *
+ * When the scan guessed item ends from the layout (json-list.ts), an item that parses proves
+ * its range right; one that does not may only prove the guess wrong, so `failure` then says
+ * to read the file again without guessing, which gives exactly the old outcome.
+ */
+export class JsonListItems {
+  private readonly text: (start: number, end: number) => string;
+
+  constructor(
+    private readonly src: Source,
+    private readonly ranges: ReadonlyArray<readonly [number, number]>,
+    private readonly guessed: boolean,
+    private readonly lines: LineIndex,
+  ) {
+    const bytes = src.bytes;
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // Buffer's UTF-8 slicing is about twice as fast as TextDecoder for small pieces. TextDecoder
+    // also drops a leading byte-order mark, which Buffer keeps: a piece starting with one
+    // (0xEF) still goes through TextDecoder so that JSON.parse sees the same text as before.
+    this.text = (start, end) => (bytes[start] === 0xef ? utf8.decode(bytes.subarray(start, end)) : buffer.toString('utf8', start, end));
+  }
+
+  get count(): number {
+    return this.ranges.length;
+  }
+
+  /** Item `index`, parsed now; every call parses anew, so the caller decides what stays alive. */
+  take(index: number): RawObject | ItemFailure {
+    const [start, end] = this.ranges[index]!;
     let value: unknown;
     try {
-      value = JSON.parse(utf8.decode(slice));
+      value = JSON.parse(this.text(start, end));
     } catch {
-      return undefined; // the whole-file path reports the syntax error with its position
+      return { failed: 'syntax', index };
     }
-    const shift = () => lines.at(start);
-    const depthError = checkDepth(value);
-    if (depthError) {
-      const at = shift();
-      return { objects: [], diagnostics: [diagnosticAt(src.name, at.line, at.column, depthError)] };
-    }
+    if (nestsTooDeep(value, 0)) return { failed: 'depth', index };
     let locate: Locator | undefined;
-    objects.push({
+    return {
       value,
       origin: {
-        file: src.name,
-        locate: (path) => (locate ??= lazyLocator(() => utf8.decode(slice), shift()))(path),
+        file: this.src.name,
+        locate: (path) => (locate ??= lazyLocator(() => this.text(start, end), this.lines.at(start)))(path),
       },
-    });
+    };
   }
-  return { objects, diagnostics: [] };
+
+  /** How to read the file once an item has failed: again without guesses, or its problem. */
+  failure(f: ItemFailure): OpenedDocuments {
+    if (this.guessed) return openDocuments(this.src, false);
+    return { read: this.problem(f) };
+  }
+
+  /** The file's read problem when item `f.index` failed (the file gives no objects then). */
+  private problem(f: ItemFailure): ReadResult {
+    const [start, end] = this.ranges[f.index]!;
+    if (f.failed === 'depth') {
+      const at = this.lines.at(start);
+      return { objects: [], diagnostics: [diagnosticAt(this.src.name, at.line, at.column, DEPTH_MESSAGE)] };
+    }
+    // A file that fits in one string is read whole, as before the List path existed, so its
+    // syntax errors come from the YAML parser with their positions. A larger one cannot be:
+    // the error is found in the item itself.
+    if (this.src.bytes.length <= MAX_DOCUMENT_BYTES) return readWholeFile(this.src);
+    const e = findJsonSyntaxError(this.src.bytes, start, end);
+    const at = this.lines.at(e.offset);
+    return { objects: [], diagnostics: [diagnosticAt(this.src.name, at.line, at.column, `JSON: ${e.message}`)] };
+  }
+
+  /** Every item parsed, or the first failure's result: readDocuments for a JSON List. */
+  readAll(): ReadResult {
+    const objects: RawObject[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const item = this.take(i);
+      if ('failed' in item) {
+        const next = this.failure(item);
+        return 'list' in next ? next.list.readAll() : next.read;
+      }
+      objects.push(item);
+    }
+    return { objects, diagnostics: [] };
+  }
 }
 
 function readJSON(name: string, text: string): ReadResult | undefined {
@@ -157,22 +243,23 @@ function readJSON(name: string, text: string): ReadResult | undefined {
   } catch {
     return undefined; // let the YAML parser report the syntax error with its position
   }
-  const depthError = checkDepth(value);
-  if (depthError) return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, depthError)] };
+  if (nestsTooDeep(value, 0)) return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, DEPTH_MESSAGE)] };
   return { objects: splitList(value, name, lazyLocator(() => text)), diagnostics: [] };
 }
 
-/** Depth of nesting, iteratively (a hostile input must not overflow our stack either). */
-function checkDepth(root: unknown): string | undefined {
-  const stack: Array<{ v: unknown; d: number }> = [{ v: root, d: 0 }];
-  while (stack.length > 0) {
-    const { v, d } = stack.pop()!;
-    if (d > LIMITS.maxDepth) return `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is`;
-    if (v !== null && typeof v === 'object') {
-      for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') stack.push({ v: child, d: d + 1 });
-    }
+/**
+ * True when objects or arrays nest deeper than LIMITS.maxDepth below `value` (at `depth`).
+ * Recursive, but it stops at the limit, so a hostile input cannot overflow the stack.
+ */
+function nestsTooDeep(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > LIMITS.maxDepth) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (nestsTooDeep(child, depth + 1)) return true;
+  } else {
+    for (const key in value) if (nestsTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
   }
-  return undefined;
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------

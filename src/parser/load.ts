@@ -4,7 +4,7 @@
  */
 
 import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from './diagnostics.js';
-import { readDocuments, type RawObject } from './documents.js';
+import { openDocuments, type JsonListItems, type OpenedDocuments, type ReadResult, type RawObject } from './documents.js';
 import { expandPaths, InputFileError, readSource } from './input-files.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { timed } from '../cli/stage-timer.js';
@@ -38,6 +38,26 @@ export interface LoadResult {
 
 const NAMESPACED_KINDS = new Set(['Service', 'EndpointSlice', 'Endpoints']);
 
+/** What one file gave, kept apart until the file is done (see loadJsonList for why). */
+interface FileResult {
+  /** What the files before this one gave: the error limit and progress count across files. */
+  before: { errors: number; objects: number };
+  objects: LoadedObject[];
+  errors: Diagnostic[];
+  warnings: Array<{ origin: ObjectOrigin; warning: FieldError }>;
+  notes: string[];
+  /** Objects whose namespace was filled in with the default. */
+  defaulted: number;
+}
+
+function emptyFileResult(before: LoadResult): FileResult {
+  return { before: { errors: before.errors.length, objects: before.objects.length }, objects: [], errors: [], warnings: [], notes: [], defaulted: 0 };
+}
+
+function errorLimitReached(out: FileResult, options: LoadOptions): boolean {
+  return out.before.errors + out.errors.length >= options.maxErrors;
+}
+
 export function loadObjects(options: LoadOptions): LoadResult {
   const result: LoadResult = { objects: [], errors: [], warnings: [], notes: [] };
   let files: string[];
@@ -50,11 +70,10 @@ export function loadObjects(options: LoadOptions): LoadResult {
   let defaulted = 0;
   const warnings = new WarningCollector();
   for (const file of files) {
-    let raws: RawObject[];
+    let fileResult: FileResult;
     try {
-      const read = timed('read', () => readDocuments(readSource(file, options.readStdin)));
-      result.errors.push(...read.diagnostics);
-      raws = read.objects;
+      const opened = timed('read', () => openDocuments(readSource(file, options.readStdin)));
+      fileResult = loadOpened(file, opened, result, options);
     } catch (e) {
       if (e instanceof InputFileError) {
         result.errors.push(e.diagnostic);
@@ -62,23 +81,11 @@ export function loadObjects(options: LoadOptions): LoadResult {
       }
       throw e;
     }
-    options.progress?.(`reading ${file}: ${raws.length} objects`);
-    for (const raw of raws) {
-      if (result.errors.length >= options.maxErrors) break;
-      if ((result.objects.length & 1023) === 0) options.progress?.(`validating: ${result.objects.length} objects`);
-      if (fillNamespace(raw.value, options.defaultNamespace)) defaulted++;
-      const decoded = timed('validate', () => decodeObject(raw.value, options));
-      if (decoded.status === 'skipped') {
-        result.notes.push(`${raw.origin.file}: ${decoded.note}`);
-        continue;
-      }
-      for (const w of decoded.warnings) warnings.add(raw.origin, w);
-      if (decoded.status === 'invalid') {
-        result.errors.push(...decoded.errors.map((e) => locateError(raw.origin, e)));
-        continue;
-      }
-      result.objects.push({ object: decoded.object, origin: raw.origin });
-    }
+    append(result.objects, fileResult.objects);
+    append(result.errors, fileResult.errors);
+    append(result.notes, fileResult.notes);
+    for (const { origin, warning } of fileResult.warnings) warnings.add(origin, warning);
+    defaulted += fileResult.defaulted;
   }
   result.warnings.push(...warnings.located);
   result.notes.push(...warnings.summary());
@@ -93,6 +100,63 @@ export function loadObjects(options: LoadOptions): LoadResult {
   }
   result.errors.splice(options.maxErrors);
   return result;
+}
+
+function loadOpened(file: string, opened: OpenedDocuments, before: LoadResult, options: LoadOptions): FileResult {
+  return 'list' in opened ? loadJsonList(file, opened.list, before, options) : loadRead(file, opened.read, before, options);
+}
+
+/** push(...items) without the spread: a file can give more objects than a call takes arguments. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
+/** A file read in full: its read problems first, then each object decoded. */
+function loadRead(file: string, read: ReadResult, before: LoadResult, options: LoadOptions): FileResult {
+  const out = emptyFileResult(before);
+  append(out.errors, read.diagnostics);
+  options.progress?.(`reading ${file}: ${read.objects.length} objects`);
+  for (const raw of read.objects) {
+    if (errorLimitReached(out, options)) break;
+    decodeInto(out, raw, options);
+  }
+  return out;
+}
+
+/**
+ * A JSON List, item by item: parse, decode, drop the raw value. An item that does not parse
+ * (or nests too deeply) means the file is read as if it had been parsed whole first: what the
+ * earlier items gave is dropped and the file is read the way items.failure says. So the items
+ * after the error limit are still parsed, only not decoded.
+ */
+function loadJsonList(file: string, items: JsonListItems, before: LoadResult, options: LoadOptions): FileResult {
+  const out = emptyFileResult(before);
+  options.progress?.(`reading ${file}: ${items.count} objects`);
+  for (let i = 0; i < items.count; i++) {
+    const item = timed('read', () => items.take(i));
+    if ('failed' in item) return loadOpened(file, timed('read', () => items.failure(item)), before, options);
+    if (errorLimitReached(out, options)) continue;
+    decodeInto(out, item, options);
+  }
+  return out;
+}
+
+/** Decode one raw object into the file's result. */
+function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void {
+  const objects = out.before.objects + out.objects.length;
+  if ((objects & 1023) === 0) options.progress?.(`validating: ${objects} objects`);
+  if (fillNamespace(raw.value, options.defaultNamespace)) out.defaulted++;
+  const decoded = timed('validate', () => decodeObject(raw.value, options));
+  if (decoded.status === 'skipped') {
+    out.notes.push(`${raw.origin.file}: ${decoded.note}`);
+    return;
+  }
+  for (const warning of decoded.warnings) out.warnings.push({ origin: raw.origin, warning });
+  if (decoded.status === 'invalid') {
+    out.errors.push(...decoded.errors.map((e) => locateError(raw.origin, e)));
+    return;
+  }
+  out.objects.push({ object: decoded.object, origin: raw.origin });
 }
 
 /**

@@ -4,7 +4,7 @@
  * passed validation, so enum fields can be narrowed without checks.
  */
 
-import type { CoreEndpointSlice } from './model/endpoint-slice.js';
+import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from './model/endpoint-slice.js';
 import type { CoreEndpoints } from './model/endpoints.js';
 import type { CoreObjectMeta } from './model/meta.js';
 import type { CoreNode } from './model/node.js';
@@ -63,25 +63,30 @@ export function toKubeService(svc: CoreService): Service {
   };
 }
 
+/** One endpoint; optional fields are set one by one (not spread) because this runs per Pod. */
+function toKubeEndpoint(e: CoreEndpoint): EndpointSlice['endpoints'][number] {
+  const out: EndpointSlice['endpoints'][number] = { addresses: [...e.addresses], conditions: { ...e.conditions } };
+  if (e.hostname !== undefined) out.hostname = e.hostname;
+  if (e.nodeName !== undefined) out.nodeName = e.nodeName;
+  if (e.zone !== undefined) out.zone = e.zone;
+  if (e.hints !== undefined) out.hints = { forZones: e.hints.forZones.map((z) => z.name), forNodes: e.hints.forNodes.map((n) => n.name) };
+  return out;
+}
+
+function toKubeEndpointPort(p: CoreEndpointPort): EndpointSlice['ports'][number] {
+  const out: EndpointSlice['ports'][number] = { name: p.name ?? '', protocol: (p.protocol ?? 'TCP') as Protocol };
+  if (p.port !== undefined) out.port = p.port;
+  if (p.appProtocol !== undefined) out.appProtocol = p.appProtocol;
+  return out;
+}
+
 export function toKubeEndpointSlice(slice: CoreEndpointSlice): EndpointSlice {
   return {
     kind: 'EndpointSlice',
     metadata: meta(slice.metadata),
     addressType: slice.addressType as 'IPv4' | 'IPv6' | 'FQDN',
-    endpoints: slice.endpoints.map((e) => ({
-      addresses: [...e.addresses],
-      conditions: { ...e.conditions },
-      ...(e.hostname !== undefined ? { hostname: e.hostname } : {}),
-      ...(e.nodeName !== undefined ? { nodeName: e.nodeName } : {}),
-      ...(e.zone !== undefined ? { zone: e.zone } : {}),
-      ...(e.hints !== undefined ? { hints: { forZones: e.hints.forZones.map((z) => z.name), forNodes: e.hints.forNodes.map((n) => n.name) } } : {}),
-    })),
-    ports: slice.ports.map((p) => ({
-      name: p.name ?? '',
-      protocol: (p.protocol ?? 'TCP') as Protocol,
-      ...(p.port !== undefined ? { port: p.port } : {}),
-      ...(p.appProtocol !== undefined ? { appProtocol: p.appProtocol } : {}),
-    })),
+    endpoints: slice.endpoints.map(toKubeEndpoint),
+    ports: slice.ports.map(toKubeEndpointPort),
   };
 }
 

@@ -10,7 +10,7 @@ import { asWarning, duplicate, invalid, notSupported, required, tooMany } from '
 import { asJSON } from '../go-format.js';
 import type { CoreEndpoint, CoreEndpointSlice } from '../model/endpoint-slice.js';
 import type { ValidationContext } from './context.js';
-import { validateEndpointIP, validateIPOfFamily } from './ips.js';
+import { isPlainUnicastIPv4, validateEndpointIP, validateIPOfFamily } from './ips.js';
 import {
   isValidLabelValue,
   isValidPortNum,
@@ -61,6 +61,8 @@ function validateEndpoints(slice: CoreEndpointSlice, ctx: ValidationContext): Fi
     if (ep.addresses.length === 0) errs.push(required(addrPath, 'must contain at least 1 address'));
     else if (ep.addresses.length > MAX_ADDRESSES) errs.push(tooMany(addrPath, ep.addresses.length, MAX_ADDRESSES));
     ep.addresses.forEach((address, j) => {
+      // The everyday address, which the rules below would not report (see isPlainUnicastIPv4).
+      if (slice.addressType === 'IPv4' && isPlainUnicastIPv4(address)) return;
       const p: FieldPath = [...addrPath, j];
       switch (slice.addressType) {
         case 'IPv4':
