@@ -13,7 +13,7 @@
  * the same order, so iptables ends up in the same state.
  */
 
-import { BUILTIN_CHAINS, type ChainRules, type Ruleset, type Table } from './ruleset.js';
+import { BUILTIN_CHAINS, duplicateChain, type ChainRules, type Ruleset, type Table } from './ruleset.js';
 import { chainName } from './safe-text.js';
 
 function chainRank(name: string): number {
@@ -32,26 +32,37 @@ export function compareChains(a: string, b: string): number {
 
 /**
  * Chains in canonical order: bucketed by rank, each bucket sorted by name. (Chain names are
- * ASCII, so the default sort's UTF-16 order is byte order.)
+ * ASCII, so comparing strings is comparing bytes.)
  */
-function sortedChains(table: Table): Array<[string, ChainRules]> {
-  const buckets: Array<Array<[string, ChainRules]>> = [[], [], [], []];
-  for (const entry of table.chains) buckets[chainRank(entry[0])]!.push(entry);
-  const byName = (x: [string, ChainRules], y: [string, ChainRules]) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
-  return buckets.flatMap((b) => b.sort(byName));
+function sortedChains(table: Table): ChainRules[] {
+  const buckets: ChainRules[][] = [[], [], [], []];
+  for (const rules of table.allChains()) buckets[chainRank(rules.name)]!.push(rules);
+  const byName = (x: ChainRules, y: ChainRules) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+  const sorted = buckets.flatMap((b) => b.sort(byName));
+  // Chains declared without a lookup (Table.declareNew) are checked for duplicates here.
+  for (let i = 1; i < sorted.length; i++) if (sorted[i]!.name === sorted[i - 1]!.name) throw duplicateChain(table.name, sorted[i]!.name);
+  return sorted;
+}
+
+/** The `:CHAIN POLICY [0:0]` lines, as one string (written with one call). */
+function chainLines(chains: readonly ChainRules[]): string {
+  let text = '';
+  for (const { name } of chains) text += `:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`;
+  return text;
 }
 
 function renderTable(table: Table): Buffer {
   const chains = sortedChains(table);
-  const head = `*${table.name}\n`;
-  let size = head.length + 'COMMIT\n'.length;
-  for (const [name, rules] of chains) size += name.length + 10 + rules.bytes; // ":NAME - [0:0]\n" (ACCEPT is 5 more)
-  const out = Buffer.allocUnsafe(size + 5 * BUILTIN_CHAINS.size);
+  const head = `*${table.name}\n${chainLines(chains)}`;
+  const tail = 'COMMIT\n';
+  let size = head.length + tail.length;
+  for (const rules of chains) size += rules.bytes;
+  const out = Buffer.allocUnsafe(size);
   let pos = out.write(head, 0, 'latin1');
-  for (const [name] of chains) pos += out.write(`:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`, pos, 'latin1');
-  for (const [, rules] of chains) pos = table.copyRules(rules, out, pos);
-  pos += out.write('COMMIT\n', pos, 'latin1');
-  return out.subarray(0, pos);
+  for (const rules of chains) pos = rules.copyTo(out, pos);
+  pos += out.write(tail, pos, 'latin1');
+  if (pos !== size) throw new Error(`internal error: table ${table.name} printed ${pos} bytes, expected ${size}`);
+  return out;
 }
 
 /** The restore input as byte chunks (one per table); write them in turn for the file. */

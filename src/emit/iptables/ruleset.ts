@@ -6,82 +6,192 @@
  * kube-proxy writes and the unit later compared.
  *
  * Why bytes: a 20,000-Service ruleset has a million rules. Kept as a million JavaScript
- * strings (each built from pieces) they cost seconds of garbage collection and have to be
- * flattened again to be written. Instead each line goes straight into one growing byte
- * arena per table, and a chain remembers the byte ranges of its rules; printing copies
- * ranges. Rules are ASCII (safe-text.ts guarantees it), so a byte is a character.
+ * strings until printing they would be promoted to the old generation and cost seconds of
+ * garbage collection (the compiler's heap already holds the whole input). Instead the lines
+ * go into byte blocks outside the JavaScript heap, and a chain remembers the byte ranges of
+ * its rules; printing copies ranges. Rules are ASCII (safe-text.ts guarantees it), so a
+ * byte is a character.
+ *
+ * Why runs: a native write per rule costs more than the rule. Consecutive appends to the
+ * same chain (the common case: kube-proxy writes a service's own chains one after the
+ * other) are joined into one pending string and written with one call when another chain
+ * is appended to, when the run gets long, or before the table is read.
  */
 
 export type TableName = 'filter' | 'nat';
 
 export const BUILTIN_CHAINS: ReadonlySet<string> = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
 
-/** Byte ranges [start, end) of a chain's rules in the arena, each ending with '\n'; adjacent ranges merged. */
-export interface ChainRules {
-  spans: number[];
-  count: number;
-  bytes: number;
+/** Runs are joined into blocks of about this many characters. */
+const BLOCK_CHARS = 1 << 17;
+/** A run is written out once it is this long, so a pending run never gets big. */
+const MAX_RUN = 1 << 15;
+
+/**
+ * Rule text: the runs written since the last block, joined into one flat string once there
+ * are enough of them. One big string is one object for the garbage collector, allocated
+ * straight in the old generation, where the pieces it was built from were thousands.
+ */
+class Block {
+  text = '';
 }
 
-export class Table {
-  /** Chain name → where its rules are. A declared chain with no rules has no spans. */
-  readonly chains = new Map<string, ChainRules>();
-  private arena = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
+/**
+ * Where one chain's rules are: character ranges of the table's blocks, each a whole number
+ * of lines ending with '\n'. Most chains are written in one run and have one range, kept in
+ * `block`/`start`/`end`; chains written in several runs (the top-level chains, which get
+ * a rule per service) keep the others in `more`.
+ */
+export class ChainRules {
+  block: Block | undefined = undefined;
+  start = 0;
+  end = 0;
+  /** Further ranges as (block, start, end) triples, in order. */
+  more: Array<Block | number> | undefined = undefined;
+  /** Number of rules. */
+  count = 0;
+  /** Total length of the rules (characters = bytes: ASCII). */
+  bytes = 0;
 
-  constructor(readonly name: TableName) {}
+  constructor(readonly name: string) {}
 
-  declare(chain: string): void {
-    if (!this.chains.has(chain)) this.chains.set(chain, { spans: [], count: 0, bytes: 0 });
-  }
-
-  /** Append `-A chain args`; the chain must have been declared. */
-  append(chain: string, args: string): void {
-    const rules = this.chains.get(chain);
-    if (!rules) throw new Error(`internal error: rule for undeclared chain ${chain} in table ${this.name}`);
-    const line = `-A ${chain} ${args}\n`;
-    if (this.used + line.length > this.arena.length) this.grow(line.length);
-    const start = this.used;
-    this.used += this.arena.write(line, start, 'latin1');
-    rules.bytes += this.used - start;
-    const spans = rules.spans;
-    if (spans.length > 0 && spans[spans.length - 1] === start) spans[spans.length - 1] = this.used;
-    else spans.push(start, this.used);
-    rules.count++;
-  }
-
-  private grow(need: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.used + need));
-    this.arena.copy(bigger, 0, 0, this.used);
-    this.arena = bigger;
-  }
-
-  /** Total bytes of a chain's rules. */
-  byteLength(chain: string): number {
-    return this.chains.get(chain)?.bytes ?? 0;
-  }
-
-  /** Copy a chain's rule lines into `out` at `pos`; returns the new position. */
-  copyRules(rules: ChainRules, out: Buffer, pos: number): number {
-    const spans = rules.spans;
-    const arena = this.arena;
-    // A plain loop beats Buffer.copy for the few hundred bytes a chain usually has.
-    for (let k = 0; k < spans.length; k += 2) {
-      for (let i = spans[k]!, end = spans[k + 1]!; i < end; i++) out[pos++] = arena[i]!;
+  /** Record `block[start, end)` as the next range. */
+  addRange(block: Block, start: number, end: number): void {
+    this.bytes += end - start;
+    if (this.block === undefined) {
+      this.block = block;
+      this.start = start;
+      this.end = end;
+    } else if (this.more === undefined && this.block === block && this.end === start) {
+      this.end = end; // continues the single range
+    } else {
+      (this.more ??= []).push(block, start, end);
     }
+  }
+
+  /** The rule text, range by range (each ends with '\n'). */
+  *texts(): Generator<string> {
+    if (this.block === undefined) return;
+    yield this.block.text.substring(this.start, this.end);
+    const more = this.more ?? [];
+    for (let k = 0; k < more.length; k += 3) yield (more[k] as Block).text.substring(more[k + 1] as number, more[k + 2] as number);
+  }
+
+  /** Copy the rule lines into `out` at `pos`; returns the new position. */
+  copyTo(out: Buffer, pos: number): number {
+    if (this.more === undefined) {
+      // The common case, without the generator.
+      return this.block === undefined ? pos : pos + out.write(this.block.text.substring(this.start, this.end), pos, 'latin1');
+    }
+    for (const text of this.texts()) pos += out.write(text, pos, 'latin1');
     return pos;
   }
 
-  /** A chain's rules as `-A CHAIN ...` strings (for comparisons; printing does not need them). */
-  rules(chain: string): string[] {
-    const spans = this.chains.get(chain)?.spans ?? [];
-    const out: string[] = [];
-    for (let k = 0; k < spans.length; k += 2) {
-      const text = this.arena.toString('latin1', spans[k]!, spans[k + 1]! - 1);
-      out.push(...text.split('\n'));
-    }
-    return out;
+  /** The rules as `-A CHAIN ...` strings (for comparisons; printing does not need them). */
+  lines(): string[] {
+    const text = [...this.texts()].join('');
+    return text === '' ? [] : text.slice(0, -1).split('\n');
   }
+}
+
+export class Table {
+  /** Every chain, in declaration order. */
+  private readonly declared: ChainRules[] = [];
+  /** The chains declared by name (the fixed ones), to find them again by name. */
+  private readonly named = new Map<string, ChainRules>();
+  /** The block being filled: its runs so far, and their total length. */
+  private block = new Block();
+  private parts: string[] = [];
+  private used = 0;
+  /** The chain of the pending run, and the run's lines not yet added to the block. */
+  private runChain: ChainRules | undefined = undefined;
+  private run = '';
+
+  constructor(readonly name: TableName) {}
+
+  /** Declare a chain by name (declaring it again is fine) and return it. */
+  declare(chain: string): ChainRules {
+    let rules = this.named.get(chain);
+    if (rules === undefined) {
+      rules = this.declareNew(chain);
+      this.named.set(chain, rules);
+    }
+    return rules;
+  }
+
+  /**
+   * Declare a chain that is new to this table and return it; rules go to it through the
+   * returned object, not by name. For the per-service chains: their names are hashes of
+   * distinct service ports and endpoints, and there are hundreds of thousands of them, so
+   * keeping them out of a Map saves real time. A name declared twice is an internal error,
+   * caught when the table is printed or read.
+   */
+  declareNew(chain: string): ChainRules {
+    const rules = new ChainRules(chain);
+    this.declared.push(rules);
+    return rules;
+  }
+
+  /** Append `-A chain args`; the chain must have been declared (by name, or be the object declareNew gave). */
+  append(chain: string | ChainRules, args: string): void {
+    const rules = typeof chain === 'string' ? this.find(chain) : chain;
+    if (rules !== this.runChain) {
+      this.flush();
+      this.runChain = rules;
+    }
+    this.run += `-A ${rules.name} ${args}\n`;
+    rules.count++;
+    if (this.run.length >= MAX_RUN) this.flush();
+  }
+
+  private find(chain: string): ChainRules {
+    // Same chain as the last append (a string identity check, mostly): no lookup.
+    if (this.runChain !== undefined && this.runChain.name === chain) return this.runChain;
+    const rules = this.named.get(chain);
+    if (!rules) throw new Error(`internal error: rule for undeclared chain ${chain} in table ${this.name}`);
+    return rules;
+  }
+
+  /** Add the pending run to the block and record its range. */
+  private flush(): void {
+    const run = this.run;
+    if (run.length === 0) return;
+    this.parts.push(run);
+    this.runChain!.addRange(this.block, this.used, this.used + run.length);
+    this.used += run.length;
+    this.run = '';
+    if (this.used >= BLOCK_CHARS) this.seal();
+  }
+
+  /** Join the block's runs into its text and start a new block. */
+  private seal(): void {
+    if (this.parts.length === 0) return;
+    this.block.text = this.parts.join('');
+    this.block = new Block();
+    this.parts = [];
+    this.used = 0;
+  }
+
+  /** Every chain in declaration order, with all rules written (call after the last append). */
+  allChains(): readonly ChainRules[] {
+    this.flush();
+    this.seal();
+    return this.declared;
+  }
+
+  /** Chain name → its rules, in declaration order (built on each call: for reading, not for writing). */
+  get chains(): ReadonlyMap<string, ChainRules> {
+    const byName = new Map<string, ChainRules>();
+    for (const rules of this.allChains()) {
+      if (byName.has(rules.name)) throw duplicateChain(this.name, rules.name);
+      byName.set(rules.name, rules);
+    }
+    return byName;
+  }
+}
+
+export function duplicateChain(table: TableName, chain: string): Error {
+  return new Error(`internal error: chain ${chain} declared twice in table ${table}`);
 }
 
 export interface Ruleset {

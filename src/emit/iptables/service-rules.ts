@@ -15,7 +15,7 @@ import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '
 import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
 import { probability } from './probability.js';
 import { bareComment, quotedComment } from './safe-text.js';
-import type { Ruleset } from './ruleset.js';
+import type { ChainRules, Ruleset } from './ruleset.js';
 import { detectorIfLocal, detectorIfNotLocal } from './local-detector.js';
 
 export const KUBE_SERVICES = 'KUBE-SERVICES';
@@ -54,6 +54,8 @@ interface PortPlan {
   usesLocalChain: boolean;
   /** KUBE-SEP-… of each endpoint address (hashed once per port, used by dispatch and SEP rules). */
   sepChain: (ep: Endpoint) => string;
+  /** The port's own nat chains declared so far (SVC, SVL, EXT, FW; see ownChain). */
+  ownChains: ChainRules[];
   /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
   internalFilter: { target: string; comment: string };
   externalFilter: { target: string; comment: string };
@@ -93,6 +95,7 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     usesClusterChain,
     usesLocalChain,
     sepChain,
+    ownChains: [],
     internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
     externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
   };
@@ -112,6 +115,16 @@ export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext):
   if (plan.usesClusterChain) writeDispatchChain(rs, plan, plan.chains.svc, plan.clusterEndpoints, ctx);
   if (plan.usesLocalChain) writeDispatchChain(rs, plan, plan.chains.svl, plan.localEndpoints, ctx);
   for (const ep of plan.allReachable) writeEndpointChain(rs, plan, ep, ctx);
+}
+
+/**
+ * The port's own nat chain `name` (KUBE-SVC/SVL/EXT/FW-hash), declared on first use. Its name
+ * is a hash of the service port, so it is new to the table: declared without a lookup.
+ */
+function ownChain(rs: Ruleset, p: PortPlan, name: string): ChainRules {
+  let chain = p.ownChains.find((c) => c.name === name);
+  if (chain === undefined) p.ownChains.push((chain = rs.nat.declareNew(name)));
+  return chain;
 }
 
 /** `-m tcp -p tcp -d IP --dport N` */
@@ -191,19 +204,16 @@ function writeInternalMasquerade(rs: Ruleset, p: PortPlan, ctx: SyncContext): vo
   // The rule lands in the internal policy chain; that chain is declared below only if it has
   // endpoints, and hasInternalEndpoints guarantees that it does.
   if (masqueradeAll) {
-    rs.nat.declare(p.internalChain);
-    rs.nat.append(p.internalChain, `${match} -j ${KUBE_MARK_MASQ}`);
+    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} -j ${KUBE_MARK_MASQ}`);
   } else if (localDetector) {
-    rs.nat.declare(p.internalChain);
-    rs.nat.append(p.internalChain, `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
+    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
   }
 }
 
 function writeExternalChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   if (!p.usesExternalChain) return;
   const { sp } = p;
-  const ext = p.chains.ext;
-  rs.nat.declare(ext);
+  const ext = ownChain(rs, p, p.chains.ext);
   if (!sp.externalPolicyLocal) {
     // Endpoints may be on other nodes: masquerade so replies come back through this node.
     rs.nat.append(ext, `-m comment --comment ${quotedComment(`masquerade traffic for ${sp.spn} external destinations`)} -j ${KUBE_MARK_MASQ}`);
@@ -222,8 +232,7 @@ function writeExternalChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
 function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   if (!p.usesFWChain) return;
   const { sp } = p;
-  const fw = p.chains.fw;
-  rs.nat.declare(fw);
+  const fw = ownChain(rs, p, p.chains.fw);
   const head = `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)}`;
   let allowFromNode = false;
   for (const cidr of sp.loadBalancerSourceRanges) {
@@ -239,9 +248,9 @@ function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
 }
 
 /** KUBE-SVC-X or KUBE-SVL-X: affinity checks, then a random pick over the endpoints. */
-function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
+function writeDispatchChain(rs: Ruleset, p: PortPlan, chainName: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
   const { sp } = p;
-  rs.nat.declare(chain);
+  const chain = ownChain(rs, p, chainName);
   const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
   if (sp.stickySeconds !== undefined) {
     for (const ep of endpoints) {
@@ -261,9 +270,10 @@ function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: 
 function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, ctx: SyncContext): void {
   const { sp } = p;
   const sep = p.sepChain(ep);
-  rs.nat.declare(sep);
+  // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
+  const chain = rs.nat.declareNew(sep);
   const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;
-  rs.nat.append(sep, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+  rs.nat.append(chain, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
   const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
-  rs.nat.append(sep, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
+  rs.nat.append(chain, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
 }
