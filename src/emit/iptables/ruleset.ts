@@ -69,27 +69,21 @@ export class ChainRules {
     }
   }
 
-  /** The rule text, range by range (each ends with '\n'). */
-  *texts(): Generator<string> {
+  /** Add the rule text to `pieces`, range by range. */
+  collectTexts(pieces: string[]): void {
     if (this.block === undefined) return;
-    yield this.block.text.substring(this.start, this.end);
-    const more = this.more ?? [];
-    for (let k = 0; k < more.length; k += 3) yield (more[k] as Block).text.substring(more[k + 1] as number, more[k + 2] as number);
-  }
-
-  /** Copy the rule lines into `out` at `pos`; returns the new position. */
-  copyTo(out: Buffer, pos: number): number {
-    if (this.more === undefined) {
-      // The common case, without the generator.
-      return this.block === undefined ? pos : pos + out.write(this.block.text.substring(this.start, this.end), pos, 'latin1');
+    pieces.push(this.block.text.substring(this.start, this.end));
+    const more = this.more;
+    if (more !== undefined) {
+      for (let k = 0; k < more.length; k += 3) pieces.push((more[k] as Block).text.substring(more[k + 1] as number, more[k + 2] as number));
     }
-    for (const text of this.texts()) pos += out.write(text, pos, 'latin1');
-    return pos;
   }
 
   /** The rules as `-A CHAIN ...` strings (for comparisons; printing does not need them). */
   lines(): string[] {
-    const text = [...this.texts()].join('');
+    const pieces: string[] = [];
+    this.collectTexts(pieces);
+    const text = pieces.join('');
     return text === '' ? [] : text.slice(0, -1).split('\n');
   }
 }
