@@ -52,8 +52,8 @@ interface PortPlan {
   usesFWChain: boolean;
   usesClusterChain: boolean;
   usesLocalChain: boolean;
-  /** KUBE-SEP-… of each endpoint address (hashed once per port, used by dispatch and SEP rules). */
-  sepChain: (ep: Endpoint) => string;
+  /** KUBE-SEP-… of each reachable endpoint, in allReachable's order (each hashed once, used by dispatch and SEP rules). */
+  sepChains: string[];
   /** The port's own nat chains declared so far (SVC, SVL, EXT, FW; see ownChain). */
   ownChains: ChainRules[];
   /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
@@ -70,12 +70,6 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
   const noLocal = cat.localEndpoints.length === 0;
   const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
   const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
-  const sepNames = new Map<string, string>();
-  const sepChain = (ep: Endpoint): string => {
-    let name = sepNames.get(ep.address);
-    if (name === undefined) sepNames.set(ep.address, (name = endpointChainName(sp.spn, sp.protocol, ep.address)));
-    return name;
-  };
   const noEndpoints = { target: 'REJECT', comment: quotedComment(`${sp.spn} has no endpoints`) };
   const noLocalEndpoints = { target: 'DROP', comment: quotedComment(`${sp.spn} has no local endpoints`) };
   return {
@@ -94,7 +88,7 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     usesFWChain: hasEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
     usesClusterChain,
     usesLocalChain,
-    sepChain,
+    sepChains: cat.allReachableEndpoints.map((ep) => endpointChainName(sp.spn, sp.protocol, ep.address)),
     ownChains: [],
     internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
     externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
@@ -114,7 +108,7 @@ export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext):
   writeFirewallChain(rs, plan, ctx);
   if (plan.usesClusterChain) writeDispatchChain(rs, plan, plan.chains.svc, plan.clusterEndpoints, ctx);
   if (plan.usesLocalChain) writeDispatchChain(rs, plan, plan.chains.svl, plan.localEndpoints, ctx);
-  for (const ep of plan.allReachable) writeEndpointChain(rs, plan, ep, ctx);
+  plan.allReachable.forEach((ep, i) => writeEndpointChain(rs, plan, ep, plan.sepChains[i]!, ctx));
 }
 
 /**
@@ -125,6 +119,13 @@ function ownChain(rs: Ruleset, p: PortPlan, name: string): ChainRules {
   let chain = p.ownChains.find((c) => c.name === name);
   if (chain === undefined) p.ownChains.push((chain = rs.nat.declareNew(name)));
   return chain;
+}
+
+/** The KUBE-SEP chains of `endpoints` (some of the reachable ones), in order. */
+function sepChainsOf(p: PortPlan, endpoints: readonly Endpoint[]): readonly string[] {
+  if (endpoints === p.allReachable) return p.sepChains; // the common case: the Cluster endpoints
+  const byAddress = new Map(p.allReachable.map((ep, i) => [ep.address, p.sepChains[i]!]));
+  return endpoints.map((ep) => byAddress.get(ep.address) ?? endpointChainName(p.sp.spn, p.sp.protocol, ep.address));
 }
 
 /** `-m tcp -p tcp -d IP --dport N` */
@@ -252,24 +253,24 @@ function writeDispatchChain(rs: Ruleset, p: PortPlan, chainName: string, endpoin
   const { sp } = p;
   const chain = ownChain(rs, p, chainName);
   const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
+  const seps = sepChainsOf(p, endpoints);
   if (sp.stickySeconds !== undefined) {
-    for (const ep of endpoints) {
-      const sep = p.sepChain(ep);
+    endpoints.forEach((ep, i) => {
+      const sep = seps[i]!;
       rs.nat.append(chain, `${withComment(ep)}-m recent --name ${sep} --rcheck --seconds ${sp.stickySeconds} --reap -j ${sep}`);
-    }
+    });
   }
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
-    const sep = p.sepChain(ep);
+    const sep = seps[i]!;
     if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}-m statistic --mode random --probability ${probability(n - i)} -j ${sep}`);
     else rs.nat.append(chain, `${withComment(ep)}-j ${sep}`);
   });
 }
 
 /** KUBE-SEP-Y: mark hairpin traffic for masquerade, then DNAT to the endpoint. */
-function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, ctx: SyncContext): void {
+function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string, ctx: SyncContext): void {
   const { sp } = p;
-  const sep = p.sepChain(ep);
   // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
   const chain = rs.nat.declareNew(sep);
   const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;

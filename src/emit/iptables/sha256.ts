@@ -20,14 +20,20 @@ const K = new Int32Array([
 
 const INITIAL = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 
-/** The message schedule, reused between calls (the hash is not re-entrant and need not be). */
+/** The message schedule and the state, reused between calls (the hash is not re-entrant and need not be). */
 const W = new Int32Array(64);
+const STATE = new Int32Array(8);
 
-/** The digest of `input` as 32 bytes. */
-export function sha256(input: string): Uint8Array {
-  if (!/^[\x00-\x7f]*$/.test(input)) return hash('sha256', input, 'buffer');
-  const state = INITIAL.slice();
+/**
+ * The digest of `input` as eight big-endian 32-bit words, in an array that the next call
+ * overwrites (no allocation: this runs a quarter of a million times per large ruleset).
+ */
+export function sha256Words(input: string): Int32Array {
   const n = input.length;
+  let ascii = 0;
+  for (let i = 0; i < n; i++) ascii |= input.charCodeAt(i);
+  if (ascii > 0x7f) return wordsOf(hash('sha256', input, 'buffer'));
+  STATE.set(INITIAL);
   // The message, then 0x80, zeros, and the bit length as the last 8 bytes of the last block.
   const blocks = ((n + 8) >>> 6) + 1;
   for (let b = 0; b < blocks; b++) {
@@ -40,15 +46,21 @@ export function sha256(input: string): Uint8Array {
       W[14] = Math.floor(n / 0x20000000); // n * 8 as a 64-bit big-endian number
       W[15] = n << 3;
     }
-    compress(state);
+    compress(STATE);
   }
+  return STATE;
+}
+
+function wordsOf(digest: Uint8Array): Int32Array {
+  for (let i = 0; i < 8; i++) STATE[i] = (digest[i * 4]! << 24) | (digest[i * 4 + 1]! << 16) | (digest[i * 4 + 2]! << 8) | digest[i * 4 + 3]!;
+  return STATE;
+}
+
+/** The digest of `input` as 32 bytes. */
+export function sha256(input: string): Uint8Array {
+  const words = sha256Words(input);
   const digest = new Uint8Array(32);
-  for (let i = 0; i < 8; i++) {
-    digest[i * 4] = state[i]! >>> 24;
-    digest[i * 4 + 1] = state[i]! >>> 16;
-    digest[i * 4 + 2] = state[i]! >>> 8;
-    digest[i * 4 + 3] = state[i]!;
-  }
+  for (let i = 0; i < 32; i++) digest[i] = words[i >>> 2]! >>> (24 - 8 * (i & 3));
   return digest;
 }
 
