@@ -5,17 +5,21 @@
  * kpc's canonical order. A rule is its full restore line (`-A CHAIN ...`): the unit
  * kube-proxy writes and the unit later compared.
  *
- * Why bytes: a 20,000-Service ruleset has a million rules. Kept as a million JavaScript
- * strings until printing they would be promoted to the old generation and cost seconds of
- * garbage collection (the compiler's heap already holds the whole input). Instead the lines
- * go into byte blocks outside the JavaScript heap, and a chain remembers the byte ranges of
- * its rules; printing copies ranges. Rules are ASCII (safe-text.ts guarantees it), so a
- * byte is a character.
+ * Why blocks: a 20,000-Service ruleset has a million rules in over 250,000 chains. Kept as
+ * a million small strings (each a tree of the pieces it was built from) until printing,
+ * they would be copied into the old generation piece by piece and cost seconds of garbage
+ * collection. Instead consecutive appends to one chain (a "run": kube-proxy writes a
+ * service's own chains one after the other) are joined, runs are joined into blocks of
+ * about 128 KB, each one flat string, and a chain remembers the character ranges of its
+ * rules; printing copies ranges. Blocks are strings rather than Buffers on purpose: 66 MB
+ * of Buffers would count as external memory and make V8 run extra full collections. Rules
+ * are ASCII (safe-text.ts guarantees it), so a character is a byte.
  *
- * Why runs: a native write per rule costs more than the rule. Consecutive appends to the
- * same chain (the common case: kube-proxy writes a service's own chains one after the
- * other) are joined into one pending string and written with one call when another chain
- * is appended to, when the run gets long, or before the table is read.
+ * Why handles: the per-service chains (KUBE-SVC/SVL/EXT/FW/SEP-hash) are declared with
+ * declareNew, which returns the chain to append to, without a Map of every name (a Map of
+ * 250,000 names costs more than all their rules); their names are hashes of distinct
+ * service ports and endpoints, and the printer checks that no name was declared twice.
+ * kube-proxy's fixed chains are declared and found by name.
  */
 
 export type TableName = 'filter' | 'nat';
@@ -48,8 +52,6 @@ export class ChainRules {
   end = 0;
   /** Further ranges as (block, start, end) triples, in order. */
   more: Array<Block | number> | undefined = undefined;
-  /** Number of rules. */
-  count = 0;
   /** Total length of the rules (characters = bytes: ASCII). */
   bytes = 0;
 
@@ -136,7 +138,6 @@ export class Table {
       this.runChain = rules;
     }
     this.run += `-A ${rules.name} ${args}\n`;
-    rules.count++;
     if (this.run.length >= MAX_RUN) this.flush();
   }
 
