@@ -160,10 +160,9 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   const state = emptyState();
   for (const name of TABLES) {
     const chains = state.get(name)!;
-    const table = rs[name];
-    for (const chain of table.chains.keys()) {
-      const prefix = `-A ${chain} `.length;
-      chains.set(chain, { name: chain, builtin: BUILTIN.has(chain), rules: table.rules(chain).map((l) => new RuleState(l.slice(prefix), facts)) });
+    for (const chain of rs[name].chains.values()) {
+      const prefix = `-A ${chain.name} `.length;
+      chains.set(chain.name, { name: chain.name, builtin: BUILTIN.has(chain.name), rules: chain.lines().map((l) => new RuleState(l.slice(prefix), facts)) });
     }
   }
   return state;

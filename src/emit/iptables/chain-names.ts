@@ -2,40 +2,67 @@
  * kube-proxy's chain names: a fixed prefix and 16 characters of
  * base32(sha256(service port name + protocol [+ endpoint])) (proxier.go
  * servicePortChainNameBase / servicePortEndpointChainNameBase).
+ *
+ * A large ruleset has a quarter of a million of these names, kept, compared and sorted, so
+ * each is made as one flat string straight from character codes. (A string built with `+`
+ * is a tree of pieces in V8: more objects to keep, slower to compare.)
  */
 
-import { hash } from 'node:crypto';
+import { sha256Words } from './sha256.js';
 import type { Protocol } from '../../ir/model.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+const SUFFIX_LENGTH = 16;
 
-/** The first 16 characters of RFC 4648 base32 of the SHA-256 of `input` (10 bytes → 16 chars). */
-export function hashSuffix(input: string): string {
-  const digest = hash('sha256', input, 'buffer');
-  let out = '';
-  let buffer = 0;
-  let bits = 0;
-  for (let i = 0; i < 10; i++) {
-    buffer = (buffer << 8) | digest[i]!;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(buffer >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    buffer &= (1 << bits) - 1;
+/**
+ * Put the first 16 characters of RFC 4648 base32 of the SHA-256 of `input` (its first 80
+ * bits, 5 per character) into `codes` from `at`, as character codes.
+ */
+function putHashSuffix(input: string, codes: number[], at: number): void {
+  const words = sha256Words(input);
+  for (let k = 0; k < SUFFIX_LENGTH; k++) {
+    const bit = k * 5; // of the big-endian digest
+    const word = words[bit >>> 5]!;
+    const offset = bit & 31;
+    // The five bits at `offset` of `word`, continuing into the next word when they cross it.
+    const digit = offset <= 27 ? word >>> (27 - offset) : (word << (offset - 27)) | (words[(bit >>> 5) + 1]! >>> (59 - offset));
+    codes[at + k] = BASE32.charCodeAt(digit & 31);
   }
-  return out;
+}
+
+/** `text` as one flat string. */
+function flat(text: string): string {
+  const codes = new Array<number>(text.length);
+  for (let i = 0; i < text.length; i++) codes[i] = text.charCodeAt(i);
+  return String.fromCharCode.apply(null, codes);
+}
+
+/** `prefix` + the hash suffix of `input`, as one flat string. */
+function hashedName(prefix: string, input: string): string {
+  const codes: number[] = [];
+  for (let i = 0; i < prefix.length; i++) codes.push(prefix.charCodeAt(i));
+  putHashSuffix(input, codes, prefix.length);
+  return String.fromCharCode.apply(null, codes);
+}
+
+/** The first 16 characters of base32(sha256(input)). */
+export function hashSuffix(input: string): string {
+  return hashedName('', input);
+}
+
+/** The hash input of a service port: the protocol is hashed lower-case ("ns1/svc1:p80tcp"). */
+function servicePortKey(spn: string, protocol: Protocol): string {
+  return spn + protocol.toLowerCase();
 }
 
 /** The suffix shared by KUBE-SVC-, KUBE-SVL-, KUBE-EXT- and KUBE-FW- of one service port. */
 export function servicePortHash(spn: string, protocol: Protocol): string {
-  // The protocol is hashed lower-case: "ns1/svc1:p80tcp".
-  return hashSuffix(spn + protocol.toLowerCase());
+  return hashSuffix(servicePortKey(spn, protocol));
 }
 
 /** KUBE-SEP-<hash of spn + protocol + endpoint string>. */
 export function endpointChainName(spn: string, protocol: Protocol, endpointAddress: string): string {
-  return `KUBE-SEP-${hashSuffix(spn + protocol.toLowerCase() + endpointAddress)}`;
+  return hashedName('KUBE-SEP-', servicePortKey(spn, protocol) + endpointAddress);
 }
 
 export interface ServicePortChains {
@@ -46,6 +73,6 @@ export interface ServicePortChains {
 }
 
 export function servicePortChains(spn: string, protocol: Protocol): ServicePortChains {
-  const h = servicePortHash(spn, protocol);
-  return { svc: `KUBE-SVC-${h}`, svl: `KUBE-SVL-${h}`, ext: `KUBE-EXT-${h}`, fw: `KUBE-FW-${h}` };
+  const suffix = servicePortHash(spn, protocol);
+  return { svc: flat(`KUBE-SVC-${suffix}`), svl: flat(`KUBE-SVL-${suffix}`), ext: flat(`KUBE-EXT-${suffix}`), fw: flat(`KUBE-FW-${suffix}`) };
 }

@@ -21,8 +21,12 @@ export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
 
 export function isLargeCluster(ir: ProxyIR): boolean {
   let total = 0;
-  for (const sp of ir.servicePorts) total += sp.endpoints.length;
-  return total > LARGE_CLUSTER_ENDPOINTS_THRESHOLD;
+  for (const sp of ir.servicePorts) {
+    total += sp.endpoints.length;
+    // Stop early: on a big input the full count means reading every service port cold.
+    if (total > LARGE_CLUSTER_ENDPOINTS_THRESHOLD) return true;
+  }
+  return false;
 }
 
 /**

@@ -13,8 +13,9 @@
  * the same order, so iptables ends up in the same state.
  */
 
-import { BUILTIN_CHAINS, type ChainRules, type Ruleset, type Table } from './ruleset.js';
+import { BUILTIN_CHAINS, duplicateChain, type ChainRules, type Ruleset, type Table } from './ruleset.js';
 import { chainName } from './safe-text.js';
+import { sortByName } from './chain-sort.js';
 
 function chainRank(name: string): number {
   if (name === 'KUBE-NODEPORTS') return 0;
@@ -31,27 +32,65 @@ export function compareChains(a: string, b: string): number {
 }
 
 /**
- * Chains in canonical order: bucketed by rank, each bucket sorted by name. (Chain names are
- * ASCII, so the default sort's UTF-16 order is byte order.)
+ * Chains in canonical order: bucketed by rank, each bucket sorted by name. Every name goes
+ * through the chainName guard first (the sort relies on it: chain names are `[A-Z0-9-]`).
  */
-function sortedChains(table: Table): Array<[string, ChainRules]> {
-  const buckets: Array<Array<[string, ChainRules]>> = [[], [], [], []];
-  for (const entry of table.chains) buckets[chainRank(entry[0])]!.push(entry);
-  const byName = (x: [string, ChainRules], y: [string, ChainRules]) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
-  return buckets.flatMap((b) => b.sort(byName));
+function sortedBuckets(table: Table): ChainRules[][] {
+  const buckets: ChainRules[][] = [[], [], [], []];
+  for (const rules of table.allChains()) buckets[chainRank(chainName(rules.name))]!.push(rules);
+  // Rank 2 is the KUBE-* chains: they share their first five characters.
+  return buckets.map((bucket, rank) => sortByName(bucket, rank === 2 ? 'KUBE-'.length : 0));
 }
 
+/**
+ * The `:CHAIN POLICY [0:0]` lines of a sorted bucket, as one string. Also where chains
+ * declared without a lookup (Table.declareNew) are checked for duplicates: equal names
+ * are neighbours now.
+ */
+function chainLines(table: Table, bucket: readonly ChainRules[]): string {
+  if (bucket.length === 0) return '';
+  const names = new Array<string>(bucket.length);
+  let builtins = false;
+  for (let i = 0; i < bucket.length; i++) {
+    const name = bucket[i]!.name;
+    if (i > 0 && name === names[i - 1]) throw duplicateChain(table.name, name);
+    names[i] = name;
+    builtins ||= BUILTIN_CHAINS.has(name);
+  }
+  // The common case, KUBE-* chains only: one join, no string per line.
+  if (!builtins) return `:${names.join(' - [0:0]\n:')} - [0:0]\n`;
+  return names.map((name) => `:${name} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`).join('');
+}
+
+/** Rule text is copied into the output in joined pieces of about this many characters. */
+const COPY_CHARS = 1 << 20;
+
 function renderTable(table: Table): Buffer {
-  const chains = sortedChains(table);
-  const head = `*${table.name}\n`;
-  let size = head.length + 'COMMIT\n'.length;
-  for (const [name, rules] of chains) size += name.length + 10 + rules.bytes; // ":NAME - [0:0]\n" (ACCEPT is 5 more)
-  const out = Buffer.allocUnsafe(size + 5 * BUILTIN_CHAINS.size);
+  const buckets = sortedBuckets(table);
+  const head = `*${table.name}\n${buckets.map((bucket) => chainLines(table, bucket)).join('')}`;
+  const chains = buckets.flat();
+  const tail = 'COMMIT\n';
+  // Allocated before the copying, not after: a large Buffer makes V8 start a full garbage
+  // collection (external memory pressure), and it should run and finish during this stage
+  // rather than land in whatever comes next.
+  const out = Buffer.allocUnsafe(head.length + table.rulesLength() + tail.length);
   let pos = out.write(head, 0, 'latin1');
-  for (const [name] of chains) pos += out.write(`:${chainName(name)} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`, pos, 'latin1');
-  for (const [, rules] of chains) pos = table.copyRules(rules, out, pos);
-  pos += out.write('COMMIT\n', pos, 'latin1');
-  return out.subarray(0, pos);
+  // Each chain's text is a slice of a block; joining a megabyte of slices at a time copies
+  // inside the engine, without a call per chain or one giant string.
+  let pieces: string[] = [];
+  let length = 0;
+  for (const rules of chains) {
+    rules.collectTexts(pieces);
+    length += rules.bytes;
+    if (length >= COPY_CHARS || rules === chains[chains.length - 1]) {
+      pos += out.write(pieces.join(''), pos, 'latin1');
+      pieces = [];
+      length = 0;
+    }
+  }
+  pos += out.write(tail, pos, 'latin1');
+  if (pos !== out.length) throw new Error(`internal error: table ${table.name} printed ${pos} bytes, expected ${out.length}`);
+  return out;
 }
 
 /** The restore input as byte chunks (one per table); write them in turn for the file. */

@@ -15,7 +15,7 @@ import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '
 import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
 import { probability } from './probability.js';
 import { bareComment, quotedComment } from './safe-text.js';
-import type { Ruleset } from './ruleset.js';
+import type { ChainRules, Ruleset } from './ruleset.js';
 import { detectorIfLocal, detectorIfNotLocal } from './local-detector.js';
 
 export const KUBE_SERVICES = 'KUBE-SERVICES';
@@ -52,8 +52,10 @@ interface PortPlan {
   usesFWChain: boolean;
   usesClusterChain: boolean;
   usesLocalChain: boolean;
-  /** KUBE-SEP-… of each endpoint address (hashed once per port, used by dispatch and SEP rules). */
-  sepChain: (ep: Endpoint) => string;
+  /** KUBE-SEP-… of each reachable endpoint, in allReachable's order (each hashed once, used by dispatch and SEP rules). */
+  sepChains: string[];
+  /** The port's own nat chains declared so far (SVC, SVL, EXT, FW; see ownChain). */
+  ownChains: ChainRules[];
   /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
   internalFilter: { target: string; comment: string };
   externalFilter: { target: string; comment: string };
@@ -68,12 +70,6 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
   const noLocal = cat.localEndpoints.length === 0;
   const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
   const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
-  const sepNames = new Map<string, string>();
-  const sepChain = (ep: Endpoint): string => {
-    let name = sepNames.get(ep.address);
-    if (name === undefined) sepNames.set(ep.address, (name = endpointChainName(sp.spn, sp.protocol, ep.address)));
-    return name;
-  };
   const noEndpoints = { target: 'REJECT', comment: quotedComment(`${sp.spn} has no endpoints`) };
   const noLocalEndpoints = { target: 'DROP', comment: quotedComment(`${sp.spn} has no local endpoints`) };
   return {
@@ -92,7 +88,8 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     usesFWChain: hasEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
     usesClusterChain,
     usesLocalChain,
-    sepChain,
+    sepChains: cat.allReachableEndpoints.map((ep) => endpointChainName(sp.spn, sp.protocol, ep.address)),
+    ownChains: [],
     internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
     externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
   };
@@ -111,7 +108,24 @@ export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext):
   writeFirewallChain(rs, plan, ctx);
   if (plan.usesClusterChain) writeDispatchChain(rs, plan, plan.chains.svc, plan.clusterEndpoints, ctx);
   if (plan.usesLocalChain) writeDispatchChain(rs, plan, plan.chains.svl, plan.localEndpoints, ctx);
-  for (const ep of plan.allReachable) writeEndpointChain(rs, plan, ep, ctx);
+  plan.allReachable.forEach((ep, i) => writeEndpointChain(rs, plan, ep, plan.sepChains[i]!, ctx));
+}
+
+/**
+ * The port's own nat chain `name` (KUBE-SVC/SVL/EXT/FW-hash), declared on first use. Its name
+ * is a hash of the service port, so it is new to the table: declared without a lookup.
+ */
+function ownChain(rs: Ruleset, p: PortPlan, name: string): ChainRules {
+  let chain = p.ownChains.find((c) => c.name === name);
+  if (chain === undefined) p.ownChains.push((chain = rs.nat.declareNew(name)));
+  return chain;
+}
+
+/** The KUBE-SEP chains of `endpoints` (some of the reachable ones), in order. */
+function sepChainsOf(p: PortPlan, endpoints: readonly Endpoint[]): readonly string[] {
+  if (endpoints === p.allReachable) return p.sepChains; // the common case: the Cluster endpoints
+  const byAddress = new Map(p.allReachable.map((ep, i) => [ep.address, p.sepChains[i]!]));
+  return endpoints.map((ep) => byAddress.get(ep.address) ?? endpointChainName(p.sp.spn, p.sp.protocol, ep.address));
 }
 
 /** `-m tcp -p tcp -d IP --dport N` */
@@ -191,19 +205,16 @@ function writeInternalMasquerade(rs: Ruleset, p: PortPlan, ctx: SyncContext): vo
   // The rule lands in the internal policy chain; that chain is declared below only if it has
   // endpoints, and hasInternalEndpoints guarantees that it does.
   if (masqueradeAll) {
-    rs.nat.declare(p.internalChain);
-    rs.nat.append(p.internalChain, `${match} -j ${KUBE_MARK_MASQ}`);
+    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} -j ${KUBE_MARK_MASQ}`);
   } else if (localDetector) {
-    rs.nat.declare(p.internalChain);
-    rs.nat.append(p.internalChain, `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
+    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
   }
 }
 
 function writeExternalChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   if (!p.usesExternalChain) return;
   const { sp } = p;
-  const ext = p.chains.ext;
-  rs.nat.declare(ext);
+  const ext = ownChain(rs, p, p.chains.ext);
   if (!sp.externalPolicyLocal) {
     // Endpoints may be on other nodes: masquerade so replies come back through this node.
     rs.nat.append(ext, `-m comment --comment ${quotedComment(`masquerade traffic for ${sp.spn} external destinations`)} -j ${KUBE_MARK_MASQ}`);
@@ -222,8 +233,7 @@ function writeExternalChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
 function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   if (!p.usesFWChain) return;
   const { sp } = p;
-  const fw = p.chains.fw;
-  rs.nat.declare(fw);
+  const fw = ownChain(rs, p, p.chains.fw);
   const head = `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)}`;
   let allowFromNode = false;
   for (const cidr of sp.loadBalancerSourceRanges) {
@@ -239,31 +249,32 @@ function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
 }
 
 /** KUBE-SVC-X or KUBE-SVL-X: affinity checks, then a random pick over the endpoints. */
-function writeDispatchChain(rs: Ruleset, p: PortPlan, chain: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
+function writeDispatchChain(rs: Ruleset, p: PortPlan, chainName: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
   const { sp } = p;
-  rs.nat.declare(chain);
+  const chain = ownChain(rs, p, chainName);
   const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
+  const seps = sepChainsOf(p, endpoints);
   if (sp.stickySeconds !== undefined) {
-    for (const ep of endpoints) {
-      const sep = p.sepChain(ep);
+    endpoints.forEach((ep, i) => {
+      const sep = seps[i]!;
       rs.nat.append(chain, `${withComment(ep)}-m recent --name ${sep} --rcheck --seconds ${sp.stickySeconds} --reap -j ${sep}`);
-    }
+    });
   }
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
-    const sep = p.sepChain(ep);
+    const sep = seps[i]!;
     if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}-m statistic --mode random --probability ${probability(n - i)} -j ${sep}`);
     else rs.nat.append(chain, `${withComment(ep)}-j ${sep}`);
   });
 }
 
 /** KUBE-SEP-Y: mark hairpin traffic for masquerade, then DNAT to the endpoint. */
-function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, ctx: SyncContext): void {
+function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string, ctx: SyncContext): void {
   const { sp } = p;
-  const sep = p.sepChain(ep);
-  rs.nat.declare(sep);
+  // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
+  const chain = rs.nat.declareNew(sep);
   const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;
-  rs.nat.append(sep, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+  rs.nat.append(chain, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
   const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
-  rs.nat.append(sep, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
+  rs.nat.append(chain, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
 }
