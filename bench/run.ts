@@ -338,7 +338,7 @@ interface KpcChildResult {
 }
 
 /** One kpc run as a child process. Throws with kpc's stderr tail when it fails. */
-async function runKpc(args: string[], timeoutMs: number, mode: Mode): Promise<Stats> {
+async function runKpc(args: string[], timeoutMs: number): Promise<Stats> {
   const r = await runChild([KPC_CHILD, ...args], timeoutMs);
   const res = resultLine<KpcChildResult>(r.stderr, 'kpc-bench-result');
   if (r.code !== 0 || !res) {
@@ -347,14 +347,7 @@ async function runKpc(args: string[], timeoutMs: number, mode: Mode): Promise<St
   }
   const stages = { ...res.stages };
   const timed = Object.values(stages).reduce((a, b) => a + b, 0);
-  // ipvs mode: nothing in kpc times emit and write; what main spent beyond the timed stages is them.
-  if (mode === 'ipvs') {
-    delete stages.emit;
-    delete stages.write;
-    stages['emit+write'] = Math.max(0, res.mainMs - timed);
-  } else {
-    stages.other = Math.max(0, res.mainMs - timed);
-  }
+  stages.other = Math.max(0, res.mainMs - timed);
   stages.startup = res.importMs;
   return { wallMs: r.ms, maxRssMB: res.maxRssKB / 1024, stages, userMs: res.userMs, systemMs: res.systemMs, importMs: res.importMs };
 }
@@ -592,16 +585,16 @@ async function incremental(opts: BenchOptions, work: string, nsOK: boolean, base
   const baseIn = await input(opts, S, 'json', 'base', log);
   const changedIn = await input(opts, S, 'json', 'one-changed', log);
   const base = baseOut ?? join(work, `inc-base-${S}.txt`);
-  if (!baseOut) await runKpc(['compile', '-f', baseIn, ...KPC_ARGS, '-o', base], opts.timeoutMs, 'iptables');
+  if (!baseOut) await runKpc(['compile', '-f', baseIn, ...KPC_ARGS, '-o', base], opts.timeoutMs);
   const next = join(work, `inc-next-${S}.txt`);
   const deltaPath = join(work, `inc-delta-${S}.txt`);
   const deltaArgs = ['compile', '-f', changedIn, ...KPC_ARGS, '--previous', base, '-o', deltaPath];
   const command = `node dist/bench/kpc-child.js ${deltaArgs.join(' ')}`;
   const deltaRuns: Stats[] = [];
-  for (let i = 0; i < runs; i++) deltaRuns.push(await runKpc(deltaArgs, opts.timeoutMs, 'iptables'));
+  for (let i = 0; i < runs; i++) deltaRuns.push(await runKpc(deltaArgs, opts.timeoutMs));
   const deltaText = readFileSync(deltaPath, 'utf8');
   const dc = countRestore(Buffer.from(deltaText));
-  const full = await runKpc(['compile', '-f', changedIn, ...KPC_ARGS, '-o', next], opts.timeoutMs, 'iptables');
+  const full = await runKpc(['compile', '-f', changedIn, ...KPC_ARGS, '-o', next], opts.timeoutMs);
   const nextText = readFileSync(next, 'utf8');
   const rewriteText = kubeProxyRewrite(nextText, deltaText);
   const rewritePath = join(work, `inc-rewrite-${S}.txt`);
@@ -732,7 +725,7 @@ export async function runBench(opts: BenchOptions, log: (s: string) => void = (s
             const kpcRuns: Stats[] = [];
             for (let i = 0; i < runs; i++) {
               m.load1.push(load1());
-              kpcRuns.push(await runKpc(args, opts.timeoutMs, mode));
+              kpcRuns.push(await runKpc(args, opts.timeoutMs));
             }
             m.kpc = medianStats(kpcRuns);
             m.output = sizeOfOutput(out, mode);
@@ -826,7 +819,7 @@ export function renderMarkdown(r: BenchResult): string {
       );
     }
     out.push('', 'Stage split (ms, median; read = reading + parsing the input; startup = loading kpc\'s modules):', '');
-    const keys = ['startup', 'read', 'validate', 'ir', 'emit', 'write', 'emit+write', 'other'];
+    const keys = ['startup', 'read', 'validate', 'ir', 'emit', 'write', 'other'];
     out.push(`| mode | input | ${keys.join(' | ')} | parser share | floor read / parse / write |`, `| --- | --- | ${keys.map(() => '---:').join(' | ')} | ---: | --- |`);
     for (const x of rows) {
       if (!x.kpc) continue;
