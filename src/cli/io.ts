@@ -23,7 +23,7 @@ export interface Io {
  * Write a file atomically: a temporary file in the same directory, fsync, rename. Readers
  * see the old file or the new one, never a half-written one; on error nothing is left.
  */
-export function writeFileAtomic(path: string, chunks: ReadonlyArray<string | Uint8Array>): void {
+export function writeFileAtomic(path: string, chunks: Iterable<string | Uint8Array>): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {

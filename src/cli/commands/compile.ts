@@ -16,7 +16,7 @@ import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
 import { readPreviousState, withPrevious } from './previous.js';
 import { compileIpvsDelta } from './ipvs-incremental.js';
-import { timed, timingsEnabled, timingsJSON } from '../stage-timer.js';
+import { timed, timedChunks, timingsEnabled, timingsJSON } from '../stage-timer.js';
 import { progressFor } from '../progress.js';
 
 export interface CompileFlags extends CommonFlags {
@@ -38,7 +38,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   if (flags.ipvsRemovedRealServers !== undefined && compiled.settings.mode !== 'ipvs') throw new UsageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);
   progress(`emitting rules for ${compiled.ir.servicePorts.length} service ports`);
-  const chunks = timed('emit', () => {
+  const chunks = timed('emit', (): Iterable<string> => {
     const ruleset = buildRuleset(compiled.ir, { standalone: flags.standalone ?? false });
     if (flags.previous === undefined) return renderRuleset(ruleset);
     // Only what must change, for `iptables-restore --noflush`.
@@ -46,8 +46,11 @@ export function runCompile(flags: CompileFlags, io: Io): number {
     const before = readPreviousState(flags.previous, facts);
     return [withPrevious(flags.previous, () => renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false }))];
   });
+  // The text is rendered as it is written (timed as emit). A file is written atomically, so it
+  // can take the chunks one by one; stdout gets them only once all are made.
+  const rendered = timedChunks('emit', chunks);
   progress.done();
-  timed('write', () => (flags.output !== undefined ? writeOutput(flags.output, chunks) : io.stdout(chunks)));
+  timed('write', () => (flags.output !== undefined ? writeOutput(flags.output, rendered) : io.stdout(Array.from(rendered))));
   if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
   return EXIT.ok;
 }
@@ -92,11 +95,17 @@ function warnOverfullSets(io: Io, state: IpvsState, ir: ProxyIR): void {
   }
 }
 
-/** -o: atomically, or a clear error (the target directory must exist and be writable). */
-export function writeOutput(path: string, chunks: ReadonlyArray<string | Uint8Array>): void {
+/**
+ * -o: atomically, or a clear error (the target directory must exist and be writable). The
+ * chunks may still be in the making: an error of kpc's own while they are made is not a
+ * write error, and leaves no file either.
+ */
+export function writeOutput(path: string, chunks: Iterable<string | Uint8Array>): void {
   try {
     writeFileAtomic(path, chunks);
   } catch (e) {
-    throw new UsageError(`cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === undefined) throw e;
+    throw new UsageError(`cannot write ${path}: ${code}`);
   }
 }

@@ -64,9 +64,9 @@ export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
   return rs;
 }
 
-/** The restore input as byte chunks (write them in turn for the whole file). */
-export function emitIptables(ir: ProxyIR, options: IptablesOptions): Buffer[] {
-  return renderRuleset(buildRuleset(ir, options));
+/** The restore input as text chunks (write them in turn for the whole file). */
+export function emitIptables(ir: ProxyIR, options: IptablesOptions): string[] {
+  return Array.from(renderRuleset(buildRuleset(ir, options)));
 }
 
 /** The restore input as one string (for small outputs). */

@@ -62,19 +62,19 @@ function chainLines(table: Table, bucket: readonly ChainRules[]): string {
   return names.map((name) => `:${name} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`).join('');
 }
 
-/** Rule text is copied into the output in joined pieces of about this many characters. */
-const COPY_CHARS = 1 << 20;
+/** Rule text is joined into output chunks of about this many characters. */
+const CHUNK_CHARS = 1 << 20;
 
-function renderTable(table: Table): Buffer {
+/**
+ * One table's text as chunks of about a megabyte, in order. Strings, not one Buffer: a
+ * 77 MB Buffer is external memory to V8, and allocating it set off a full garbage collection
+ * of the whole heap; megabyte strings are written (and freed) one at a time. Rules are
+ * ASCII (safe-text.ts), so any encoding writes the same bytes.
+ */
+function* renderTable(table: Table): Generator<string> {
   const buckets = sortedBuckets(table);
-  const head = `*${table.name}\n${buckets.map((bucket) => chainLines(table, bucket)).join('')}`;
+  yield `*${table.name}\n${buckets.map((bucket) => chainLines(table, bucket)).join('')}`;
   const chains = buckets.flat();
-  const tail = 'COMMIT\n';
-  // Allocated before the copying, not after: a large Buffer makes V8 start a full garbage
-  // collection (external memory pressure), and it should run and finish during this stage
-  // rather than land in whatever comes next.
-  const out = Buffer.allocUnsafe(head.length + table.rulesLength() + tail.length);
-  let pos = out.write(head, 0, 'latin1');
   // Each chain's text is a slice of a block; joining a megabyte of slices at a time copies
   // inside the engine, without a call per chain or one giant string.
   let pieces: string[] = [];
@@ -82,25 +82,28 @@ function renderTable(table: Table): Buffer {
   for (const rules of chains) {
     rules.collectTexts(pieces);
     length += rules.bytes;
-    if (length >= COPY_CHARS || rules === chains[chains.length - 1]) {
-      pos += out.write(pieces.join(''), pos, 'latin1');
+    if (length >= CHUNK_CHARS) {
+      yield pieces.join('');
       pieces = [];
       length = 0;
     }
   }
-  pos += out.write(tail, pos, 'latin1');
-  if (pos !== out.length) throw new Error(`internal error: table ${table.name} printed ${pos} bytes, expected ${out.length}`);
-  return out;
+  if (pieces.length > 0) yield pieces.join('');
+  yield 'COMMIT\n';
 }
 
-/** The restore input as byte chunks (one per table); write them in turn for the file. */
-export function renderRuleset(rs: Ruleset): Buffer[] {
-  return [renderTable(rs.filter), renderTable(rs.nat)];
+/**
+ * The restore input as text chunks (filter, then nat), made as they are asked for: a writer
+ * that takes them in turn never holds more than one (at 100,000 Services the text is 386 MB).
+ * A chunk may throw an internal error (a duplicate chain), so a writer must not have
+ * published the earlier ones yet: a file is written atomically; stdout gets Array.from.
+ */
+export function* renderRuleset(rs: Ruleset): Generator<string> {
+  yield* renderTable(rs.filter);
+  yield* renderTable(rs.nat);
 }
 
 /** The restore input as one string (for small outputs: trace, explain, check, tests). */
 export function renderRulesetText(rs: Ruleset): string {
-  return renderRuleset(rs)
-    .map((b) => b.toString('latin1'))
-    .join('');
+  return Array.from(renderRuleset(rs)).join('');
 }

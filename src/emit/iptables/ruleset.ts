@@ -102,8 +102,6 @@ export class Table {
   /** The chain of the pending run, and the run's lines not yet added to the block. */
   private runChain: ChainRules | undefined = undefined;
   private run = '';
-  /** Total length of the rules written to blocks. */
-  private ruleBytes = 0;
 
   constructor(readonly name: TableName) {}
 
@@ -156,7 +154,6 @@ export class Table {
     this.parts.push(run);
     this.runChain!.addRange(this.block, this.used, this.used + run.length);
     this.used += run.length;
-    this.ruleBytes += run.length;
     this.run = '';
     if (this.used >= BLOCK_CHARS) this.seal();
   }
@@ -175,12 +172,6 @@ export class Table {
     this.flush();
     this.seal();
     return this.declared;
-  }
-
-  /** Total length of all rules (characters = bytes: ASCII), with all rules written. */
-  rulesLength(): number {
-    this.flush();
-    return this.ruleBytes;
   }
 
   /** Chain name → its rules, in declaration order (built on each call: for reading, not for writing). */
