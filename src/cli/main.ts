@@ -19,9 +19,20 @@ import { addExplainCommand } from './commands/explain.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
+  // A reader that stops early (`kpc compile … | head`) closes the pipe. kpc then stops writing,
+  // quietly, and exits with the code it computed; without a listener the EPIPE would surface
+  // as a crash with a stack trace.
+  let readerGone = false;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    readerGone = true;
+  });
   return {
     stdout: (chunks) => {
-      for (const c of chunks) process.stdout.write(c);
+      for (const c of chunks) {
+        if (readerGone) return;
+        process.stdout.write(c);
+      }
     },
     stderr: (text) => process.stderr.write(text),
     stderrIsTTY: process.stderr.isTTY === true,
