@@ -18,8 +18,8 @@
  */
 
 import type { Protocol, ProxyKnobs } from '../../ir/model.js';
-import type { IPFamily } from '../../net/ip.js';
-import { compareIPs, glibcMergeSort } from './order.js';
+import type { IP, IPFamily } from '../../net/ip.js';
+import { compareIPValues, glibcMergeSort } from './order.js';
 import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, UnsafeOutputError } from './safe-text.js';
 import type { IpvsState, RealServer, VirtualServer } from './state.js';
 
@@ -28,8 +28,8 @@ const SERVICE_OPTION: Record<Protocol, string> = { TCP: '-t', UDP: '-u', SCTP: '
 const AF: Record<IPFamily, number> = { IPv4: 2, IPv6: 10 };
 
 /** The address as libipvs' host-order 32-bit words (1 for IPv4, 4 for IPv6). */
-function words(ip: string): number[] {
-  const b = canonicalIPValue(ip).bytes;
+function words(ip: IP): number[] {
+  const b = ip.bytes;
   const out: number[] = [];
   for (let i = 0; i < b.length; i += 4) out.push(((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!);
   return out;
@@ -63,20 +63,24 @@ function cmpDests(a: { rs: RealServer; addr: number[] }, b: { rs: RealServer; ad
   return compareAddressWords(a.addr, b.addr) || a.rs.port - b.rs.port;
 }
 
-/** The services in `ipvsadm -S` order (see the file comment). */
+/** The services in `ipvsadm -S` order (see the file comment). Each address is parsed once. */
 export function sortVirtualServers(list: readonly VirtualServer[], family: IPFamily): VirtualServer[] {
+  const items = list.map((vs) => {
+    const ip = canonicalIPValue(vs.ip);
+    return { vs, ip, af: AF[family], proto: PROTOCOL_NUMBER[vs.protocol], addr: words(ip) };
+  });
   // A fixed input order, so that even an inconsistent comparison gives one answer.
-  const input = [...list].sort((a, b) => PROTOCOL_NUMBER[a.protocol] - PROTOCOL_NUMBER[b.protocol] || compareIPs(a.ip, b.ip) || a.port - b.port);
-  const items = input.map((vs) => ({ vs, af: AF[family], proto: PROTOCOL_NUMBER[vs.protocol], addr: words(vs.ip) }));
+  items.sort((a, b) => a.proto - b.proto || compareIPValues(a.ip, b.ip) || a.vs.port - b.vs.port);
   return glibcMergeSort(items, cmpServices).map((i) => i.vs);
 }
 
 export function sortRealServers(list: readonly RealServer[]): RealServer[] {
-  const input = [...list].sort((a, b) => compareIPs(a.ip, b.ip) || a.port - b.port);
-  return glibcMergeSort(
-    input.map((rs) => ({ rs, addr: words(rs.ip) })),
-    cmpDests,
-  ).map((i) => i.rs);
+  const items = list.map((rs) => {
+    const ip = canonicalIPValue(rs.ip);
+    return { rs, ip, addr: words(ip) };
+  });
+  items.sort((a, b) => compareIPValues(a.ip, b.ip) || a.rs.port - b.rs.port);
+  return glibcMergeSort(items, cmpDests).map((i) => i.rs);
 }
 
 function hostPort(ip: string, port: number, family: IPFamily): string {

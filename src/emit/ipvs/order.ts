@@ -3,12 +3,16 @@
  * in its own order (ipvsadm -S), kpc reproduces that tool's order.
  */
 
+import type { IP } from '../../net/ip.js';
 import { canonicalIPValue } from './safe-text.js';
 
 /** Numeric address order (IPv4 before IPv6), for kpc's own lists. */
 export function compareIPs(a: string, b: string): number {
-  const pa = canonicalIPValue(a);
-  const pb = canonicalIPValue(b);
+  return compareIPValues(canonicalIPValue(a), canonicalIPValue(b));
+}
+
+/** compareIPs on parsed addresses: for sorts, which should parse each address once, not per comparison. */
+export function compareIPValues(pa: IP, pb: IP): number {
   if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
   for (let i = 0; i < pa.bytes.length; i++) {
     const d = pa.bytes[i]! - pb.bytes[i]!;
