@@ -104,8 +104,8 @@ export function serviceLine(vs: VirtualServer, family: IPFamily): string {
   return line;
 }
 
-export function realServerLine(vs: VirtualServer, rs: RealServer, family: IPFamily): string {
-  return `-a ${serviceArgs(vs, family)} -r ${hostPort(rs.ip, rs.port, family)} -m -w 1`;
+export function realServerLine(vs: VirtualServer, rs: RealServer, family: IPFamily, args = serviceArgs(vs, family)): string {
+  return `-a ${args} -r ${hostPort(rs.ip, rs.port, family)} -m -w 1`;
 }
 
 /** `--set tcp tcpfin udp` when any IPVS timeout is set (kube-proxy's ConfigureTimeouts). */
@@ -121,7 +121,8 @@ export function renderIpvsRules(state: IpvsState, knobs: ProxyKnobs): string {
   if (timeouts !== undefined) lines.push(timeouts);
   for (const vs of sortVirtualServers(state.virtualServers, state.family)) {
     lines.push(serviceLine(vs, state.family));
-    for (const rs of sortRealServers(vs.realServers)) lines.push(realServerLine(vs, rs, state.family));
+    const args = serviceArgs(vs, state.family); // checked once, not per real server
+    for (const rs of sortRealServers(vs.realServers)) lines.push(realServerLine(vs, rs, state.family, args));
   }
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }

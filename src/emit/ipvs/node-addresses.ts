@@ -7,7 +7,7 @@
 
 import type { ProxyIR } from '../../ir/model.js';
 import { cidrContains, isLinkLocalUnicast, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
-import { compareIPs } from './order.js';
+import { sortIPs } from './order.js';
 
 /**
  * GetAllLocalAddressesExcept(kube-ipvs0) filtered by isValidForSet: this family, not loopback,
@@ -21,7 +21,7 @@ export function nodeAddressSet(ir: ProxyIR): string[] {
     if (ip.family === 'IPv6' && isLinkLocalUnicast(ip)) continue;
     out.add(text);
   }
-  return [...out].sort(compareIPs);
+  return sortIPs(out);
 }
 
 /**
@@ -38,5 +38,5 @@ export function nodePortIPs(ir: ProxyIR): string[] {
     if (!ip || ip.family !== ir.family || isLoopback(ip)) continue;
     if (cidrs.some((c) => cidrContains(c, ip))) out.add(text);
   }
-  return [...out].sort(compareIPs);
+  return sortIPs(out);
 }

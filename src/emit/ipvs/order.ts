@@ -6,12 +6,14 @@
 import type { IP } from '../../net/ip.js';
 import { canonicalIPValue } from './safe-text.js';
 
-/** Numeric address order (IPv4 before IPv6), for kpc's own lists. */
-export function compareIPs(a: string, b: string): number {
-  return compareIPValues(canonicalIPValue(a), canonicalIPValue(b));
+/** Canonical addresses in numeric order (IPv4 before IPv6), for kpc's own lists; each parsed once. */
+export function sortIPs(texts: Iterable<string>): string[] {
+  const items = Array.from(texts, (text) => ({ text, ip: canonicalIPValue(text) }));
+  items.sort((a, b) => compareIPValues(a.ip, b.ip));
+  return items.map((i) => i.text);
 }
 
-/** compareIPs on parsed addresses: for sorts, which should parse each address once, not per comparison. */
+/** Numeric address order (IPv4 before IPv6) of parsed addresses. */
 export function compareIPValues(pa: IP, pb: IP): number {
   if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
   for (let i = 0; i < pa.bytes.length; i++) {

@@ -25,7 +25,7 @@ import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
 import { categorizeEndpoints, type EndpointCategories } from '../../ir/topology.js';
 import { cidrContains, parseCIDR } from '../../net/ip.js';
 import { nodeAddressSet, nodePortIPs } from './node-addresses.js';
-import { compareIPs } from './order.js';
+import { sortIPs } from './order.js';
 import { realServerEndpoints } from './real-servers.js';
 import { canonicalIPValue, safeCIDR, UnsafeOutputError } from './safe-text.js';
 import { effectiveScheduler, schedulerFlags } from './scheduler.js';
@@ -117,7 +117,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
     if (sp.healthCheckNodePort !== 0) state.add('KUBE-HEALTH-CHECK-NODE-PORT', String(sp.healthCheckNodePort));
   }
 
-  const bindAddresses = [...state.bind].sort(compareIPs);
+  const bindAddresses = sortIPs(state.bind);
   const ipvsIPs = state.sets.get('KUBE-IPVS-IPS')!;
   for (const ip of bindAddresses) ipvsIPs.add(ip);
 
