@@ -19,13 +19,9 @@
 import { isBuiltinChain, type Chain, type Rule, type RuleSet, type Table } from './model.js';
 import { parseRuleArgs, RuleParseError } from './parse-rule.js';
 import { tokenize, TokenizeError, type Token } from './tokenize.js';
+import { LineReadError } from './line-read-error.js';
 
-export class RulesReadError extends Error {
-  constructor(readonly line: number, readonly detail: string) {
-    super(`line ${line}: ${detail}`);
-    this.name = 'RulesReadError';
-  }
-}
+export class RulesReadError extends LineReadError {}
 
 const MAX_TEXT_BYTES = 256 * 1024 * 1024;
 

@@ -13,16 +13,9 @@
  */
 
 import { formatIP, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
+import { LineReadError } from '../../trace/line-read-error.js';
 
-export class AddressReadError extends Error {
-  constructor(
-    readonly line: number,
-    readonly detail: string,
-  ) {
-    super(`line ${line}: ${detail}`);
-    this.name = 'AddressReadError';
-  }
-}
+export class AddressReadError extends LineReadError {}
 
 /** Canonical address → `address/prefix` as it should be given to `ip address`. */
 export type AddressSet = Map<string, string>;

@@ -12,6 +12,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP } from '../../net/ip.js';
+import { LineReadError } from '../../trace/line-read-error.js';
 
 export interface IpsetSet {
   name: string;
@@ -26,15 +27,7 @@ export interface IpsetSet {
 
 export type IpsetState = Map<string, IpsetSet>;
 
-export class IpsetReadError extends Error {
-  constructor(
-    readonly line: number,
-    readonly detail: string,
-  ) {
-    super(`line ${line}: ${detail}`);
-    this.name = 'IpsetReadError';
-  }
-}
+export class IpsetReadError extends LineReadError {}
 
 const IGNORED_CREATE_OPTIONS = new Set(['bucketsize', 'initval']);
 /** Create options that take no value. */

@@ -15,6 +15,7 @@
  */
 
 import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
+import { LineReadError } from '../../trace/line-read-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
 export type ForwardingMethod = 'm' | 'g' | 'i';
@@ -56,15 +57,7 @@ export interface IpvsTable {
   timeouts?: string;
 }
 
-export class IpvsReadError extends Error {
-  constructor(
-    readonly line: number,
-    readonly detail: string,
-  ) {
-    super(`line ${line}: ${detail}`);
-    this.name = 'IpvsReadError';
-  }
-}
+export class IpvsReadError extends LineReadError {}
 
 const SERVICE_OPTIONS: Readonly<Record<string, IpvsProtocol | 'FWM'>> = {
   '-t': 'TCP',
