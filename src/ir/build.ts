@@ -38,28 +38,16 @@ export function buildIR(objects: ClusterObjects, ctx: IRContext): ProxyIR {
       keyed.push({ key, sp });
     }
   }
-  // portKey sorts as compareServicePorts does (its separators sort below every character
-  // a name can hold), so one string comparison per step instead of three built strings.
+  // One string comparison per step (see portKey), not three strings built per comparison.
   keyed.sort((a, b) => compareStrings(a.key, b.key));
   return { family: ctx.family, node: ctx.node, knobs: ctx.knobs, servicePorts: keyed.map((k) => k.sp) };
 }
 
 /**
- * kpc's fixed order for what kube-proxy visits in map order: by the `ns/name` string
- * (the key kube-proxy's own test normaliser sorts by), then port name, then protocol.
- */
-export function compareServicePorts(a: ServicePort, b: ServicePort): number {
-  return (
-    compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`) ||
-    compareStrings(a.portName, b.portName) ||
-    compareStrings(a.protocol, b.protocol)
-  );
-}
-
-/**
- * The identity of a service port, and its sort key: `ns/name`, then port name, then
- * protocol, joined by NUL (which no Kubernetes name contains and which sorts first, so
- * comparing keys compares the parts in turn).
+ * The identity of a service port, and its sort key: kpc's fixed order for what kube-proxy
+ * visits in map order. By the `ns/name` string (the key kube-proxy's own test normaliser
+ * sorts by), then port name, then protocol, joined by NUL (which no Kubernetes name contains
+ * and which sorts first, so comparing keys compares the parts in turn).
  */
 function portKey(namespace: string, name: string, portName: string, protocol: string): string {
   return `${namespace}/${name}\u0000${portName}\u0000${protocol}`;
