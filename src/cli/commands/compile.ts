@@ -62,11 +62,12 @@ export function runCompile(flags: CompileFlags, io: Io): number {
  * the delta (ipvs-incremental.ts).
  */
 function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
-  if (flags.previous !== undefined) return compileIpvsDelta(ir, { ...flags, previous: flags.previous }, io);
-  if (flags.ipvsRemovedRealServers !== undefined) throw new UsageError('--ipvs-removed-real-servers goes with --previous');
-  const standalone = flags.standalone ?? false;
+  if (flags.previous === undefined && flags.ipvsRemovedRealServers !== undefined) throw new UsageError('--ipvs-removed-real-servers goes with --previous');
   const state = timed('emit', () => syncIpvs(ir));
+  // A full bundle and a delta both program the sets: both are told when one overflows.
   warnOverfullSets(io, state, ir);
+  if (flags.previous !== undefined) return compileIpvsDelta(ir, state, { ...flags, previous: flags.previous }, io);
+  const standalone = flags.standalone ?? false;
   if (flags.output !== undefined) {
     const output = flags.output;
     const files = timed('emit', () => bundleFiles(ir, { standalone }, state));

@@ -18,7 +18,7 @@
 
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyScriptOptions, bundleFiles, emitIpvs, renderApplyScript, syncIpvs } from '../../emit/ipvs/index.js';
+import { applyScriptOptions, bundleFiles, emitIpvs, renderApplyScript, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
 import type { ProxyIR } from '../../ir/model.js';
 import { RuleFacts } from '../../diff/state.js';
@@ -63,8 +63,8 @@ function withPreviousRules<T>(path: string, work: () => T): T {
 }
 
 /** The new state, read back from kpc's own bundle through the same readers as the previous one. */
-function newState(ir: ProxyIR, facts: RuleFacts): { state: IpvsNodeState; addresses: string } {
-  const bundle = emitIpvs(ir, { standalone: false });
+function newState(ir: ProxyIR, facts: RuleFacts, synced = syncIpvs(ir)): { state: IpvsNodeState; addresses: string } {
+  const bundle = emitIpvs(ir, { standalone: false }, synced);
   return { state: readNodeState(bundle, ir.family, facts, 'kpc'), addresses: bundle.addresses };
 }
 
@@ -76,13 +76,14 @@ export interface IpvsDeltaFlags {
   ipvsRemovedRealServers?: string;
 }
 
-export function compileIpvsDelta(ir: ProxyIR, flags: IpvsDeltaFlags, io: Io): number {
+/** `synced` is syncIpvs(ir), which compile already has (for its ipset warning). */
+export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDeltaFlags, io: Io): number {
   const policy = (flags.ipvsRemovedRealServers ?? 'quiesce') as RemovedRealServerPolicy;
   const full = flags.full ?? false;
   const standalone = flags.standalone ?? false;
   const facts = new RuleFacts(ir.family);
   const prev = readPrevious(flags.previous, ir, facts, '--previous');
-  const next = newState(ir, facts);
+  const next = newState(ir, facts, synced);
   let delta;
   try {
     delta = withPreviousRules(flags.previous, () =>
