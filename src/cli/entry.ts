@@ -1,0 +1,8 @@
+/**
+ * What bin/kpc.js and the benchmark child load: kpc's `main`, and the stage timers that
+ * belong to it. `npm run build` bundles this module with its dependencies into dist/kpc.mjs
+ * (scripts/bundle.mjs says why).
+ */
+
+export { main } from './main.js';
+export { timingsJSON } from './stage-timer.js';
