@@ -17,6 +17,14 @@ describe('sha256 (chain-name hashing) agrees with node:crypto', () => {
     for (const s of ['ns1/svc1:p80tcp', 'ns1/svc1:p80tcp10.180.0.1:80', 'ns1/svc1:p80tcp[fd00:10:180::1]:80', 'a'.repeat(1000)]) expect(ours(s)).toBe(native(s));
   });
 
+  it('on input given in parts: the digest of the parts joined', () => {
+    const parts: Array<[string, string, string]> = [['ns1/svc1:p80', 'tcp', '10.180.0.1:80'], ['', 'x'.repeat(70), ''], ['a'.repeat(55), '', 'b'], ['é', 'tcp', '1']];
+    for (const [a, b, c] of parts) expect(Buffer.from(sha256(a, b, c)).toString('hex')).toBe(native(a + b + c));
+    // The reused message buffer must not leak a longer earlier message into a shorter one.
+    expect(ours('a'.repeat(300))).toBe(native('a'.repeat(300)));
+    expect(ours('abc')).toBe(native('abc'));
+  });
+
   it('on non-ASCII text (hashed as UTF-8)', () => {
     for (const s of ['é', 'ns/ü:p', '\u{1F600}x', '\x7f\x80']) expect(ours(s)).toBe(native(s));
   });

@@ -8,7 +8,8 @@ import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../ne
 import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
 import { renderRuleset, renderRulesetText } from './render.js';
 import { newRuleset, type Ruleset } from './ruleset.js';
-import { planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
+import { KUBE_MARK_MASQ, planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
+import { detectorIfNotLocal } from './local-detector.js';
 import { writeStandaloneJumps } from './standalone.js';
 
 export interface IptablesOptions {
@@ -56,6 +57,7 @@ export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
     largeClusterMode: isLargeCluster(ir),
     nodeIP,
     rangeContainsNodeIP: (cidr) => nodeIPParsed !== undefined && cidrContains(parseCIDR(cidr)!.cidr, nodeIPParsed),
+    masqueradeIfNotLocal: ir.knobs.localDetector ? `${detectorIfNotLocal(ir.knobs.localDetector)} -j ${KUBE_MARK_MASQ}` : undefined,
   };
   writeFixedHead(rs, ir);
   for (const sp of ir.servicePorts) writeServicePort(rs, planServicePort(sp, ctx), ctx);

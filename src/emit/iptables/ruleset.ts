@@ -99,8 +99,9 @@ export class Table {
   private block = new Block();
   private parts: string[] = [];
   private used = 0;
-  /** The chain of the pending run, and the run's lines not yet added to the block. */
+  /** The chain of the pending run, its `-A CHAIN ` (made once per run), and the run's lines not yet added to the block. */
   private runChain: ChainRules | undefined = undefined;
+  private runHead = '';
   private run = '';
 
   constructor(readonly name: TableName) {}
@@ -134,8 +135,9 @@ export class Table {
     if (rules !== this.runChain) {
       this.flush();
       this.runChain = rules;
+      this.runHead = `-A ${rules.name} `;
     }
-    this.run += `-A ${rules.name} ${args}\n`;
+    this.run += `${this.runHead}${args}\n`;
     if (this.run.length >= MAX_RUN) this.flush();
   }
 

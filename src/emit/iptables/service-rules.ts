@@ -9,14 +9,14 @@
  *   filter: REJECT/DROP for ports with no (local) endpoints, FW drops, health-check ACCEPT.
  */
 
-import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
+import type { Endpoint, Protocol, ProxyIR, ServicePort } from '../../ir/model.js';
 import { categorizeEndpoints } from '../../ir/topology.js';
 import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '../../ir/service-port.js';
 import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
 import { probability } from './probability.js';
 import { bareComment, quotedComment } from './safe-text.js';
 import type { ChainRules, Ruleset } from './ruleset.js';
-import { detectorIfLocal, detectorIfNotLocal } from './local-detector.js';
+import { detectorIfLocal } from './local-detector.js';
 
 export const KUBE_SERVICES = 'KUBE-SERVICES';
 export const KUBE_EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
@@ -33,6 +33,8 @@ export interface SyncContext {
   nodeIP: string | undefined;
   /** Answers "does this source range contain the node IP?" (kept out of the emitter's parsing). */
   rangeContainsNodeIP: (cidr: string) => boolean;
+  /** `! -s CIDR -j KUBE-MARK-MASQ` (or `! -i ...`): masquerade what is not from a local pod; undefined without a detector. */
+  masqueradeIfNotLocal: string | undefined;
 }
 
 /** What the service loop decided for one port (the variables at the top of kube-proxy's loop). */
@@ -56,9 +58,13 @@ interface PortPlan {
   sepChains: string[];
   /** The port's own nat chains declared so far (SVC, SVL, EXT, FW; see ownChain). */
   ownChains: ChainRules[];
-  /** REJECT when there are no endpoints anywhere, DROP when there are none local. */
-  internalFilter: { target: string; comment: string };
-  externalFilter: { target: string; comment: string };
+  /** `-m comment --comment ns/svc:port ` opening each KUBE-SEP rule ('' in large cluster mode); made once per port. */
+  sepComment: string;
+  /**
+   * `-m comment --comment "ns/svc:port cluster IP" -m tcp -p tcp -d IP --dport N`, made once:
+   * the cluster IP capture's match and the masquerade rule's ('' without internal endpoints).
+   */
+  clusterIPMatch: string;
 }
 
 export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
@@ -70,12 +76,11 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
   const noLocal = cat.localEndpoints.length === 0;
   const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
   const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
-  const noEndpoints = { target: 'REJECT', comment: quotedComment(`${sp.spn} has no endpoints`) };
-  const noLocalEndpoints = { target: 'DROP', comment: quotedComment(`${sp.spn} has no local endpoints`) };
+  const proto = sp.protocol.toLowerCase();
   return {
     sp,
     chains,
-    proto: sp.protocol.toLowerCase(),
+    proto,
     clusterEndpoints: cat.clusterEndpoints,
     localEndpoints: cat.localEndpoints,
     allReachable: cat.allReachableEndpoints,
@@ -90,9 +95,20 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     usesLocalChain,
     sepChains: cat.allReachableEndpoints.map((ep) => endpointChainName(sp.spn, sp.protocol, ep.address)),
     ownChains: [],
-    internalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
-    externalFilter: hasEndpoints ? noLocalEndpoints : noEndpoints,
+    sepComment: ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `,
+    clusterIPMatch: hasInternalEndpoints ? `-m comment --comment ${quotedComment(`${sp.spn} cluster IP`)} ${destination(proto, sp.clusterIP, sp.port)}` : '',
   };
+}
+
+/**
+ * The filter rule for traffic that has nowhere to go: REJECT when the port has no endpoints
+ * at all, DROP when it has none on this node (the same for internal and external traffic).
+ * Made only where needed: most ports have endpoints and never use it.
+ */
+function noEndpointsFilter(p: PortPlan): { target: string; comment: string } {
+  return p.hasEndpoints
+    ? { target: 'DROP', comment: quotedComment(`${p.sp.spn} has no local endpoints`) }
+    : { target: 'REJECT', comment: quotedComment(`${p.sp.spn} has no endpoints`) };
 }
 
 /** Write every rule of one service port, in kube-proxy's order. */
@@ -108,7 +124,7 @@ export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext):
   writeFirewallChain(rs, plan, ctx);
   if (plan.usesClusterChain) writeDispatchChain(rs, plan, plan.chains.svc, plan.clusterEndpoints, ctx);
   if (plan.usesLocalChain) writeDispatchChain(rs, plan, plan.chains.svl, plan.localEndpoints, ctx);
-  plan.allReachable.forEach((ep, i) => writeEndpointChain(rs, plan, ep, plan.sepChains[i]!, ctx));
+  plan.allReachable.forEach((ep, i) => writeEndpointChain(rs, plan, ep, plan.sepChains[i]!));
 }
 
 /**
@@ -129,16 +145,17 @@ function sepChainsOf(p: PortPlan, endpoints: readonly Endpoint[]): readonly stri
 }
 
 /** `-m tcp -p tcp -d IP --dport N` */
-function destination(plan: PortPlan, ip: string, port: number): string {
-  return `-m ${plan.proto} -p ${plan.proto} -d ${ip} --dport ${port}`;
+function destination(proto: string, ip: string, port: number): string {
+  return `-m ${proto} -p ${proto} -d ${ip} --dport ${port}`;
 }
 
 function writeClusterIPCapture(rs: Ruleset, p: PortPlan): void {
   const { sp } = p;
   if (p.hasInternalEndpoints) {
-    rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} cluster IP`)} ${destination(p, sp.clusterIP, sp.port)} -j ${p.internalChain}`);
+    rs.nat.append(KUBE_SERVICES, `${p.clusterIPMatch} -j ${p.internalChain}`);
   } else {
-    rs.filter.append(KUBE_SERVICES, `-m comment --comment ${p.internalFilter.comment} ${destination(p, sp.clusterIP, sp.port)} -j ${p.internalFilter.target}`);
+    const filter = noEndpointsFilter(p);
+    rs.filter.append(KUBE_SERVICES, `-m comment --comment ${filter.comment} ${destination(p.proto, sp.clusterIP, sp.port)} -j ${filter.target}`);
   }
 }
 
@@ -146,10 +163,11 @@ function writeExternalIPCaptures(rs: Ruleset, p: PortPlan): void {
   const { sp } = p;
   for (const ip of sp.externalIPs) {
     if (p.hasEndpoints) {
-      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} external IP`)} ${destination(p, ip, sp.port)} -j ${p.chains.ext}`);
+      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} external IP`)} ${destination(p.proto, ip, sp.port)} -j ${p.chains.ext}`);
     }
     if (!p.hasExternalEndpoints) {
-      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} ${destination(p, ip, sp.port)} -j ${p.externalFilter.target}`);
+      const filter = noEndpointsFilter(p);
+      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${filter.comment} ${destination(p.proto, ip, sp.port)} -j ${filter.target}`);
     }
   }
 }
@@ -159,15 +177,16 @@ function writeLoadBalancerCaptures(rs: Ruleset, p: PortPlan): void {
   const lbTarget = p.usesFWChain ? p.chains.fw : p.chains.ext;
   for (const ip of sp.loadBalancerVIPs) {
     if (p.hasEndpoints) {
-      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)} ${destination(p, ip, sp.port)} -j ${lbTarget}`);
+      rs.nat.append(KUBE_SERVICES, `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)} ${destination(p.proto, ip, sp.port)} -j ${lbTarget}`);
     }
     if (p.usesFWChain) {
-      rs.filter.append(KUBE_PROXY_FIREWALL, `-m comment --comment ${quotedComment(`${sp.spn} traffic not accepted by ${p.chains.fw}`)} ${destination(p, ip, sp.port)} -j DROP`);
+      rs.filter.append(KUBE_PROXY_FIREWALL, `-m comment --comment ${quotedComment(`${sp.spn} traffic not accepted by ${p.chains.fw}`)} ${destination(p.proto, ip, sp.port)} -j DROP`);
     }
   }
   if (!p.hasExternalEndpoints) {
+    const filter = noEndpointsFilter(p);
     for (const ip of sp.loadBalancerVIPs) {
-      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} ${destination(p, ip, sp.port)} -j ${p.externalFilter.target}`);
+      rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${filter.comment} ${destination(p.proto, ip, sp.port)} -j ${filter.target}`);
     }
   }
 }
@@ -186,7 +205,8 @@ function writeNodePortCapture(rs: Ruleset, p: PortPlan, ctx: SyncContext): void 
     rs.nat.append(KUBE_NODEPORTS, `${comment} ${proto} --dport ${sp.nodePort} -j ${p.chains.ext}`);
   }
   if (!p.hasExternalEndpoints) {
-    rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${p.externalFilter.comment} -m addrtype --dst-type LOCAL ${proto} --dport ${sp.nodePort} -j ${p.externalFilter.target}`);
+    const filter = noEndpointsFilter(p);
+    rs.filter.append(KUBE_EXTERNAL_SERVICES, `-m comment --comment ${filter.comment} -m addrtype --dst-type LOCAL ${proto} --dport ${sp.nodePort} -j ${filter.target}`);
   }
 }
 
@@ -199,15 +219,13 @@ function writeHealthCheckNodePort(rs: Ruleset, p: PortPlan): void {
 
 function writeInternalMasquerade(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   if (!p.hasInternalEndpoints) return;
-  const { sp } = p;
-  const match = `-m comment --comment ${quotedComment(`${sp.spn} cluster IP`)} ${destination(p, sp.clusterIP, sp.port)}`;
-  const { masqueradeAll, localDetector } = ctx.ir.knobs;
+  const match = p.clusterIPMatch;
   // The rule lands in the internal policy chain; that chain is declared below only if it has
   // endpoints, and hasInternalEndpoints guarantees that it does.
-  if (masqueradeAll) {
+  if (ctx.ir.knobs.masqueradeAll) {
     rs.nat.append(ownChain(rs, p, p.internalChain), `${match} -j ${KUBE_MARK_MASQ}`);
-  } else if (localDetector) {
-    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} ${detectorIfNotLocal(localDetector)} -j ${KUBE_MARK_MASQ}`);
+  } else if (ctx.masqueradeIfNotLocal !== undefined) {
+    rs.nat.append(ownChain(rs, p, p.internalChain), `${match} ${ctx.masqueradeIfNotLocal}`);
   }
 }
 
@@ -263,18 +281,33 @@ function writeDispatchChain(rs: Ruleset, p: PortPlan, chainName: string, endpoin
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
     const sep = seps[i]!;
-    if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}-m statistic --mode random --probability ${probability(n - i)} -j ${sep}`);
+    if (i < n - 1) rs.nat.append(chain, `${withComment(ep)}${randomPick(n - i)}${sep}`);
     else rs.nat.append(chain, `${withComment(ep)}-j ${sep}`);
   });
 }
 
+/** `-m statistic --mode random --probability 1/n -j `, made once per n (every dispatch chain of n endpoints starts with it). */
+const randomPicks = new Map<number, string>();
+
+function randomPick(n: number): string {
+  let text = randomPicks.get(n);
+  if (text === undefined) randomPicks.set(n, (text = `-m statistic --mode random --probability ${probability(n)} -j `));
+  return text;
+}
+
 /** KUBE-SEP-Y: mark hairpin traffic for masquerade, then DNAT to the endpoint. */
-function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string, ctx: SyncContext): void {
+function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string): void {
   const { sp } = p;
   // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
   const chain = rs.nat.declareNew(sep);
-  const comment = ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `;
-  rs.nat.append(chain, `${comment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+  rs.nat.append(chain, `${p.sepComment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
   const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
-  rs.nat.append(chain, `${comment}${affinity}-m ${p.proto} -p ${p.proto} -j DNAT --to-destination ${ep.address}`);
+  rs.nat.append(chain, `${p.sepComment}${affinity}${DNAT_TO[sp.protocol]}${ep.address}`);
 }
+
+/** `-m tcp -p tcp -j DNAT --to-destination ` by protocol: the same text for every endpoint. */
+const DNAT_TO: Record<Protocol, string> = {
+  TCP: '-m tcp -p tcp -j DNAT --to-destination ',
+  UDP: '-m udp -p udp -j DNAT --to-destination ',
+  SCTP: '-m sctp -p sctp -j DNAT --to-destination ',
+};

@@ -23,26 +23,29 @@ const INITIAL = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 
 /** The message schedule and the state, reused between calls (the hash is not re-entrant and need not be). */
 const W = new Int32Array(64);
 const STATE = new Int32Array(8);
+/** The padded message, reused while it fits (chain-name inputs are well under 200 bytes). */
+let MESSAGE = new Uint8Array(256);
 
 /**
- * The digest of `input` as eight big-endian 32-bit words, in an array that the next call
+ * The digest of `a + b + c` as eight big-endian 32-bit words, in an array that the next call
  * overwrites (no allocation: this runs a quarter of a million times per large ruleset).
+ * In parts so that a chain name's input (service port name, protocol, endpoint) is hashed
+ * without first being joined into a new string.
  */
-export function sha256Words(input: string): Int32Array {
-  const n = input.length;
-  let ascii = 0;
-  for (let i = 0; i < n; i++) ascii |= input.charCodeAt(i);
-  if (ascii > 0x7f) return wordsOf(hash('sha256', input, 'buffer'));
-  STATE.set(INITIAL);
+export function sha256Words(a: string, b = '', c = ''): Int32Array {
+  const n = a.length + b.length + c.length;
   // The message, then 0x80, zeros, and the bit length as the last 8 bytes of the last block.
   const blocks = ((n + 8) >>> 6) + 1;
-  for (let b = 0; b < blocks; b++) {
-    for (let i = 0; i < 16; i++) {
-      let word = 0;
-      for (let j = 0, p = b * 64 + i * 4; j < 4; j++, p++) word = (word << 8) | (p < n ? input.charCodeAt(p) : p === n ? 0x80 : 0);
-      W[i] = word;
-    }
-    if (b === blocks - 1) {
+  if (MESSAGE.length < blocks * 64) MESSAGE = new Uint8Array(blocks * 64);
+  const m = MESSAGE;
+  const ascii = copyCodes(a, m, 0) | copyCodes(b, m, a.length) | copyCodes(c, m, a.length + b.length);
+  if (ascii > 0x7f) return wordsOf(hash('sha256', a + b + c, 'buffer'));
+  m[n] = 0x80;
+  m.fill(0, n + 1, blocks * 64 - 8);
+  STATE.set(INITIAL);
+  for (let k = 0; k < blocks; k++) {
+    for (let i = 0, p = k * 64; i < 16; i++, p += 4) W[i] = (m[p]! << 24) | (m[p + 1]! << 16) | (m[p + 2]! << 8) | m[p + 3]!;
+    if (k === blocks - 1) {
       W[14] = Math.floor(n / 0x20000000); // n * 8 as a 64-bit big-endian number
       W[15] = n << 3;
     }
@@ -51,14 +54,25 @@ export function sha256Words(input: string): Int32Array {
   return STATE;
 }
 
+/** Copy the character codes of `s` into `m` from `at` (low bytes); returns them OR-ed together (> 0x7f: not ASCII). */
+function copyCodes(s: string, m: Uint8Array, at: number): number {
+  let all = 0;
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    all |= code;
+    m[at + i] = code;
+  }
+  return all;
+}
+
 function wordsOf(digest: Uint8Array): Int32Array {
   for (let i = 0; i < 8; i++) STATE[i] = (digest[i * 4]! << 24) | (digest[i * 4 + 1]! << 16) | (digest[i * 4 + 2]! << 8) | digest[i * 4 + 3]!;
   return STATE;
 }
 
-/** The digest of `input` as 32 bytes. */
-export function sha256(input: string): Uint8Array {
-  const words = sha256Words(input);
+/** The digest of `a + b + c` as 32 bytes. */
+export function sha256(a: string, b = '', c = ''): Uint8Array {
+  const words = sha256Words(a, b, c);
   const digest = new Uint8Array(32);
   for (let i = 0; i < 32; i++) digest[i] = words[i >>> 2]! >>> (24 - 8 * (i & 3));
   return digest;
