@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sortByName } from '../../src/emit/iptables/chain-sort.js';
+import { NameKeys, sortByName } from '../../src/emit/iptables/chain-sort.js';
 
 const ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -36,11 +36,27 @@ describe('sortByName (radix sort of chain names) sorts like <', () => {
     expect(sortByName(items).map((x) => x.name)).toEqual(expected);
   });
 
-  it('with a known shared prefix', () => {
-    const items = names(20000, 7)
-      .filter((n) => n.startsWith('KUBE-'))
-      .map((name) => ({ name }));
-    expect(sortByName(items, 5).map((x) => x.name)).toEqual(items.map((x) => x.name).sort());
+  it('with a known shared prefix (starting at the second round)', () => {
+    const kube = names(20000, 7).filter((n) => n.startsWith('KUBE-'));
+    const keys = new NameKeys(kube);
+    const sorted = keys.sort(Array.from(kube, (_, i) => i), 1).map((i) => kube[i]);
+    expect(sorted).toEqual([...kube].sort());
+  });
+
+  it('compares names as equal exactly when they are', () => {
+    const list = ['KUBE-SEP-AAAAAAAAAAAAAAAA', 'KUBE-SEP-AAAAAAAAAAAAAAAA', 'KUBE-SEP-AAAAAAAAAAAAAAA', 'KUBE-SEP-AAAAAAAAAAAAAAAB', 'K', 'K-', ...names(300, 11)];
+    const keys = new NameKeys(list);
+    for (let a = 0; a < list.length; a++) {
+      for (let b = 0; b < list.length; b++) {
+        const expected = list[a]! < list[b]! ? -1 : list[a]! > list[b]! ? 1 : 0;
+        expect(Math.sign(keys.compare(a, b)), `${list[a]} vs ${list[b]}`).toBe(expected);
+      }
+    }
+  });
+
+  it('refuses a name longer than a chain name can be', () => {
+    expect(() => new NameKeys(['KUBE-' + 'A'.repeat(25)])).toThrow(/too long/);
+    expect(() => new NameKeys(['KUBE-' + 'A'.repeat(23)])).not.toThrow();
   });
 
   it('keeps every item (duplicates included) and does not change its input', () => {

@@ -75,6 +75,11 @@ export class ChainRules {
   collectTexts(pieces: string[]): void {
     if (this.block === undefined) return;
     pieces.push(this.block.text.substring(this.start, this.end));
+    this.collectMoreTexts(pieces);
+  }
+
+  /** Add the text of the ranges after the first to `pieces`. */
+  collectMoreTexts(pieces: string[]): void {
     const more = this.more;
     if (more !== undefined) {
       for (let k = 0; k < more.length; k += 3) pieces.push((more[k] as Block).text.substring(more[k + 1] as number, more[k + 2] as number));
