@@ -29,6 +29,8 @@ const CHARS_PER_ROUND = 5;
 export const ROUNDS = 6;
 /** 5 digits of 6 bits: 30 bits of key, leaving 23 bits of a double's 53 for the position. */
 const POSITION_SPAN = 2 ** 23;
+/** Bytes per name in NameKeys' packed characters (more than the longest name). */
+const NAME_STRIDE = 32;
 /** Runs this short are sorted by comparing keys. */
 const SMALL = 16;
 
@@ -39,21 +41,49 @@ function keyAt(name: string, from: number): number {
   return key;
 }
 
+/** The longest name NameKeys takes (chain names are at most 28 characters). */
+export const MAX_NAME_LENGTH = ROUNDS * CHARS_PER_ROUND - 1;
+
 /**
  * Names as sort keys, read once: round r of name i is `rounds[r][i]`, its characters
  * [5r, 5r + 5). Two names have equal keys in every round exactly when they are equal.
+ * Also each name's characters, packed at a fixed stride, to be printed in sorted order
+ * without going back to the strings (see writeName).
  */
 export class NameKeys {
   readonly rounds: Float64Array[];
+  /** Name i's character codes are codes[i · 32, i · 32 + lengths[i]). */
+  private readonly codes: Uint8Array;
+  private readonly lengths: Uint8Array;
+  /** Some name that occurs more than once, if sorting found one. */
+  duplicate: string | undefined = undefined;
 
   constructor(readonly names: readonly string[]) {
-    if (names.length >= POSITION_SPAN) throw new Error(`internal error: ${names.length} chains are more than the chain sort handles`);
-    this.rounds = Array.from({ length: ROUNDS }, () => new Float64Array(names.length));
-    for (let i = 0; i < names.length; i++) {
+    const n = names.length;
+    if (n >= POSITION_SPAN) throw new Error(`internal error: ${n} chains are more than the chain sort handles`);
+    this.rounds = Array.from({ length: ROUNDS }, () => new Float64Array(n));
+    this.codes = new Uint8Array(n * NAME_STRIDE);
+    this.lengths = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
       const name = names[i]!;
-      if (name.length > ROUNDS * CHARS_PER_ROUND - 1) throw new Error(`internal error: chain name ${name} is too long to sort`);
+      if (name.length > MAX_NAME_LENGTH) throw new Error(`internal error: chain name ${name} is too long to sort`);
       for (let r = 0; r < ROUNDS; r++) this.rounds[r]![i] = keyAt(name, r * CHARS_PER_ROUND);
+      for (let c = 0; c < name.length; c++) this.codes[i * NAME_STRIDE + c] = name.charCodeAt(c);
+      this.lengths[i] = name.length;
     }
+  }
+
+  /** The length of name `i`. */
+  nameLength(i: number): number {
+    return this.lengths[i]!;
+  }
+
+  /** Write name `i` (its character codes) into `out` at `at`; returns where it ends. */
+  writeName(i: number, out: Uint8Array, at: number): number {
+    const from = i * NAME_STRIDE;
+    const length = this.lengths[i]!;
+    for (let c = 0; c < length; c++) out[at + c] = this.codes[from + c]!;
+    return at + length;
   }
 
   /** Name `a` compared with name `b` (negative, 0, positive), from round `round` on. */
@@ -71,7 +101,11 @@ export class NameKeys {
    */
   sort(indexes: readonly number[], round = 0): number[] {
     const n = indexes.length;
-    if (n <= SMALL || round >= ROUNDS) return [...indexes].sort((a, b) => this.compare(a, b, round));
+    if (n <= SMALL || round >= ROUNDS) {
+      const sorted = [...indexes].sort((a, b) => this.compare(a, b, round));
+      for (let k = 1; k < n; k++) if (this.compare(sorted[k - 1]!, sorted[k]!, round) === 0) this.duplicate ??= this.names[sorted[k]!];
+      return sorted;
+    }
     const keys = this.rounds[round]!;
     const sortable = new Float64Array(n);
     for (let k = 0; k < n; k++) sortable[k] = keys[indexes[k]!]! * POSITION_SPAN + k;
@@ -83,10 +117,14 @@ export class NameKeys {
       const key = Math.floor(sortable[i]! / POSITION_SPAN);
       let j = i + 1;
       while (j < n && Math.floor(sortable[j]! / POSITION_SPAN) === key) j++;
-      // A name that ends inside this round makes the whole run that one name (duplicates): nothing to do.
-      if (j - i > 1 && key % 64 !== 0) {
-        const run = this.sort(sorted.slice(i, j), round + 1);
-        for (let k = 0; k < run.length; k++) sorted[i + k] = run[k]!;
+      if (j - i > 1) {
+        if (key % 64 === 0) {
+          // The names end inside this round: the whole run is one name, more than once.
+          this.duplicate ??= this.names[sorted[i]!];
+        } else {
+          const run = this.sort(sorted.slice(i, j), round + 1);
+          for (let k = 0; k < run.length; k++) sorted[i + k] = run[k]!;
+        }
       }
       i = j;
     }

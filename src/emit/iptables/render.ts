@@ -79,27 +79,35 @@ function gather(table: Table): Gathered {
   const keys = new NameKeys(names);
   // Rank 2 is the KUBE-* chains: they share their first five characters, the first round.
   const order = buckets.map((bucket, rank) => keys.sort(bucket, rank === 2 ? 1 : 0));
+  // Chains declared without a lookup (Table.declareNew) are checked here: the sort sees equal names.
+  if (keys.duplicate !== undefined) throw duplicateChain(table.name, keys.duplicate);
   return { chains, keys, order, blocks, starts, ends, hasMore, bytes };
 }
 
+const CHAIN_LINE_END = Buffer.from(' - [0:0]\n', 'latin1');
+const BUILTIN_LINE_END = Buffer.from(' ACCEPT [0:0]\n', 'latin1');
+
 /**
- * The `:CHAIN POLICY [0:0]` lines of a sorted bucket, as one string. Also where chains
- * declared without a lookup (Table.declareNew) are checked for duplicates: equal names
- * are neighbours now.
+ * The `:CHAIN POLICY [0:0]` lines of the chains in canonical order, as one string. Written
+ * byte by byte from the names' packed characters (NameKeys.writeName), which lie together,
+ * rather than from the name strings, which lie all over the heap.
  */
-function chainLines(table: Table, g: Gathered, bucket: readonly number[]): string {
-  if (bucket.length === 0) return '';
-  const names = new Array<string>(bucket.length);
-  let builtins = false;
-  for (let k = 0; k < bucket.length; k++) {
-    const i = bucket[k]!;
-    if (k > 0 && g.keys.compare(i, bucket[k - 1]!) === 0) throw duplicateChain(table.name, g.keys.names[i]!);
-    names[k] = g.keys.names[i]!;
-    builtins ||= BUILTIN_CHAINS.has(names[k]!);
+function chainLines(g: Gathered): string {
+  let size = 0;
+  for (const bucket of g.order) for (const i of bucket) size += 1 + g.keys.nameLength(i) + BUILTIN_LINE_END.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const [rank, bucket] of g.order.entries()) {
+    for (const i of bucket) {
+      out[at++] = 0x3a; // ':'
+      at = g.keys.writeName(i, out, at);
+      // Built-in chains (only among the rank-3 names: the others start with KUBE-) keep policy ACCEPT.
+      const end = rank === 3 && BUILTIN_CHAINS.has(g.keys.names[i]!) ? BUILTIN_LINE_END : CHAIN_LINE_END;
+      out.set(end, at);
+      at += end.length;
+    }
   }
-  // The common case, KUBE-* chains only: one join, no string per line.
-  if (!builtins) return `:${names.join(' - [0:0]\n:')} - [0:0]\n`;
-  return names.map((name) => `:${name} ${BUILTIN_CHAINS.has(name) ? 'ACCEPT' : '-'} [0:0]\n`).join('');
+  return out.toString('latin1', 0, at);
 }
 
 /** Rule text is joined into output chunks of about this many characters. */
@@ -113,7 +121,7 @@ const CHUNK_CHARS = 1 << 20;
  */
 function* renderTable(table: Table): Generator<string> {
   const g = gather(table);
-  yield `*${table.name}\n${g.order.map((bucket) => chainLines(table, g, bucket)).join('')}`;
+  yield `*${table.name}\n${chainLines(g)}`;
   // Each chain's text is a slice of a block; joining a megabyte of slices at a time copies
   // inside the engine, without a call per chain or one giant string.
   let pieces: string[] = [];
