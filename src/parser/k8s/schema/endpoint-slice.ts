@@ -57,7 +57,9 @@ function toCoreEndpoint(e: WireEndpoint): CoreEndpoint {
   if (c?.ready != null) conditions.ready = c.ready;
   if (c?.serving != null) conditions.serving = c.serving;
   if (c?.terminating != null) conditions.terminating = c.terminating;
-  const out: CoreEndpoint = { addresses: [...(e.addresses ?? [])], conditions };
+  // The address list is taken as it is, not copied: it holds only strings, and nothing after
+  // decoding changes it (the defaults touch ports only).
+  const out: CoreEndpoint = { addresses: e.addresses ?? [], conditions };
   if (e.hostname != null) out.hostname = e.hostname;
   if (e.nodeName != null) out.nodeName = e.nodeName;
   if (e.zone != null) out.zone = e.zone;
