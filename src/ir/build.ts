@@ -7,7 +7,7 @@
  */
 
 import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
-import { formatCIDR, formatIP, parseCIDR, parseIP, type IP, type IPFamily } from '../net/ip.js';
+import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
 
@@ -60,10 +60,19 @@ export function servicePortName(namespace: string, name: string, portName: strin
 // ---------------------------------------------------------------------------------------
 // Services → service ports (serviceToServiceMap / newBaseServiceInfo)
 
+/** The canonical text of an address of this family; undefined for another family or no address. */
+function ipOfFamily(text: string, family: IPFamily): string | undefined {
+  // A canonical dotted quad is its own canonical text: no parse into bytes and print back.
+  if (isCanonicalIPv4(text)) return family === 'IPv4' ? text : undefined;
+  const p = parseIP(text);
+  return p && p.ip.family === family ? formatIP(p.ip) : undefined;
+}
+
 function clusterIPOfFamily(svc: Service, family: IPFamily): string | undefined {
-  for (const text of svc.spec.clusterIPs.length > 0 ? svc.spec.clusterIPs : [svc.spec.clusterIP]) {
-    const p = parseIP(text);
-    if (p && p.ip.family === family) return formatIP(p.ip);
+  if (svc.spec.clusterIPs.length === 0) return ipOfFamily(svc.spec.clusterIP, family);
+  for (const text of svc.spec.clusterIPs) {
+    const ip = ipOfFamily(text, family);
+    if (ip !== undefined) return ip;
   }
   return undefined;
 }
@@ -71,8 +80,8 @@ function clusterIPOfFamily(svc: Service, family: IPFamily): string | undefined {
 function ipsOfFamily(texts: readonly string[], family: IPFamily): string[] {
   const out: string[] = [];
   for (const t of texts) {
-    const p = parseIP(t);
-    if (p && p.ip.family === family) out.push(formatIP(p.ip));
+    const ip = ipOfFamily(t, family);
+    if (ip !== undefined) out.push(ip);
   }
   return out;
 }
@@ -154,7 +163,7 @@ function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
 
 /** What an endpoint is apart from its port: worked out once per slice endpoint, shared by its ports. */
 interface EndpointBase {
-  ip: IP;
+  family: IPFamily;
   ipText: string;
   ready: boolean;
   serving: boolean;
@@ -169,12 +178,20 @@ interface EndpointBase {
 function endpointBase(ep: EndpointSlice['endpoints'][number], ctx: IRContext): EndpointBase | undefined {
   const first = ep.addresses[0];
   if (first === undefined) return undefined;
-  const parsed = parseIP(first);
-  if (!parsed) return undefined;
-  return {
-    ip: parsed.ip,
+  let family: IPFamily = 'IPv4';
+  let ipText = first;
+  // The everyday address (one per Pod) is a canonical dotted quad, its own canonical text; only
+  // the others are parsed into bytes.
+  if (!isCanonicalIPv4(first)) {
+    const parsed = parseIP(first);
+    if (!parsed) return undefined;
+    family = parsed.ip.family;
     // Text that parsed without remarks is already canonical (parseIP checks it).
-    ipText: parsed.sloppy === undefined ? first : formatIP(parsed.ip),
+    if (parsed.sloppy !== undefined) ipText = formatIP(parsed.ip);
+  }
+  return {
+    family,
+    ipText,
     ready: ep.conditions.ready ?? true,
     serving: ep.conditions.serving ?? true,
     terminating: ep.conditions.terminating ?? false,
@@ -190,7 +207,7 @@ function toEndpoint(base: EndpointBase, port: number): Endpoint {
   const endpoint: Endpoint = {
     ip: base.ipText,
     port,
-    address: base.ip.family === 'IPv6' ? `[${base.ipText}]:${port}` : `${base.ipText}:${port}`,
+    address: base.family === 'IPv6' ? `[${base.ipText}]:${port}` : `${base.ipText}:${port}`,
     ready: base.ready,
     serving: base.serving,
     terminating: base.terminating,
@@ -223,9 +240,8 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
       for (const base of bases) if (base) list.push(toEndpoint(base, port.port));
     }
   }
-  const out = new Map<string, Endpoint[]>();
-  for (const [key, list] of lists) out.set(key, sortedUnique(list));
-  return out;
+  for (const list of lists.values()) sortUnique(list);
+  return lists;
 }
 
 /**
@@ -234,15 +250,15 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
  * pod IP was reused) — EndpointSliceCache's merge. The sort is stable, so among equal
  * addresses the visiting order survives and the rule can be applied after sorting.
  */
-function sortedUnique(list: Endpoint[]): Endpoint[] {
+function sortUnique(list: Endpoint[]): void {
   list.sort((a, b) => compareStrings(a.address, b.address));
-  const out: Endpoint[] = [];
+  // Compacted in place: `kept` endpoints stay at the front.
+  let kept = 0;
   for (const ep of list) {
-    const last = out.length - 1;
-    if (last < 0 || out[last]!.address !== ep.address) out.push(ep);
-    else if (!ep.terminating) out[last] = ep;
+    if (kept === 0 || list[kept - 1]!.address !== ep.address) list[kept++] = ep;
+    else if (!ep.terminating) list[kept - 1] = ep;
   }
-  return out;
+  list.length = kept;
 }
 
 // ---------------------------------------------------------------------------------------
