@@ -314,6 +314,7 @@ export function isLinkLocalMulticast(ip: IP): boolean {
 
 /** Parse and print in one step; undefined when the text is not an address. */
 export function canonicalIP(text: string): string | undefined {
+  if (isCanonicalIPv4(text)) return text;
   const p = parseIP(text);
   return p ? formatIP(p.ip) : undefined;
 }
