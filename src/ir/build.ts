@@ -161,63 +161,47 @@ function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
   return slice.addressType === family;
 }
 
-/** What an endpoint is apart from its port: worked out once per slice endpoint, shared by its ports. */
-interface EndpointBase {
-  family: IPFamily;
-  ipText: string;
-  ready: boolean;
-  serving: boolean;
-  terminating: boolean;
-  isLocal: boolean;
-  zoneHints: ReadonlySet<string> | undefined;
-  nodeHints: ReadonlySet<string> | undefined;
-  nodeName: string | undefined;
-  zone: string | undefined;
-}
-
-function endpointBase(ep: EndpointSlice['endpoints'][number], ctx: IRContext): EndpointBase | undefined {
+/**
+ * The canonical text of an endpoint's address (its first), or undefined when it does not
+ * parse. Canonical IPv6 text always has a ':' and IPv4 text never does, so the text also tells
+ * the family.
+ */
+function endpointIP(ep: EndpointSlice['endpoints'][number]): string | undefined {
   const first = ep.addresses[0];
   if (first === undefined) return undefined;
-  let family: IPFamily = 'IPv4';
-  let ipText = first;
   // The everyday address (one per Pod) is a canonical dotted quad, its own canonical text; only
   // the others are parsed into bytes.
-  if (!isCanonicalIPv4(first)) {
-    const parsed = parseIP(first);
-    if (!parsed) return undefined;
-    family = parsed.ip.family;
-    // Text that parsed without remarks is already canonical (parseIP checks it).
-    if (parsed.sloppy !== undefined) ipText = formatIP(parsed.ip);
-  }
-  return {
-    family,
-    ipText,
+  if (isCanonicalIPv4(first)) return first;
+  const parsed = parseIP(first);
+  if (!parsed) return undefined;
+  // Text that parsed without remarks is already canonical (parseIP checks it).
+  return parsed.sloppy === undefined ? first : formatIP(parsed.ip);
+}
+
+/** What an endpoint is apart from its port, shared by the entries of its ports. */
+interface EndpointFacts {
+  ep: EndpointSlice['endpoints'][number];
+  ip: string;
+  zoneHints: ReadonlySet<string> | undefined;
+  nodeHints: ReadonlySet<string> | undefined;
+}
+
+function toEndpoint(facts: EndpointFacts, port: number, ctx: IRContext): Endpoint {
+  const { ep, ip } = facts;
+  const endpoint: Endpoint = {
+    ip,
+    port,
+    address: ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`,
     ready: ep.conditions.ready ?? true,
     serving: ep.conditions.serving ?? true,
     terminating: ep.conditions.terminating ?? false,
     isLocal: ctx.node.name !== '' && ep.nodeName === ctx.node.name,
-    zoneHints: ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined,
-    nodeHints: ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined,
-    nodeName: ep.nodeName,
-    zone: ep.zone,
-  };
-}
-
-function toEndpoint(base: EndpointBase, port: number): Endpoint {
-  const endpoint: Endpoint = {
-    ip: base.ipText,
-    port,
-    address: base.family === 'IPv6' ? `[${base.ipText}]:${port}` : `${base.ipText}:${port}`,
-    ready: base.ready,
-    serving: base.serving,
-    terminating: base.terminating,
-    isLocal: base.isLocal,
   };
   // Optional fields stay absent (not undefined) when unknown: the IR is compared structurally.
-  if (base.zoneHints) endpoint.zoneHints = base.zoneHints;
-  if (base.nodeHints) endpoint.nodeHints = base.nodeHints;
-  if (base.nodeName !== undefined) endpoint.nodeName = base.nodeName;
-  if (base.zone !== undefined) endpoint.zone = base.zone;
+  if (facts.zoneHints) endpoint.zoneHints = facts.zoneHints;
+  if (facts.nodeHints) endpoint.nodeHints = facts.nodeHints;
+  if (ep.nodeName !== undefined) endpoint.nodeName = ep.nodeName;
+  if (ep.zone !== undefined) endpoint.zone = ep.zone;
   return endpoint;
 }
 
@@ -231,13 +215,26 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
     .sort((a, b) => compareStrings(a.key, b.key));
   for (const { slice } of used) {
     const serviceName = slice.metadata.labels[SERVICE_NAME_LABEL] as string;
-    const bases = slice.endpoints.map((ep) => endpointBase(ep, ctx));
-    for (const port of slice.ports) {
-      if (port.port === undefined || port.port === 0) continue;
+    // The list each port's endpoints go to; none for a port kube-proxy ignores (no number).
+    const portLists = slice.ports.map((port) => {
+      if (port.port === undefined || port.port === 0) return undefined;
       const key = portKey(slice.metadata.namespace, serviceName, port.name, port.protocol);
       let list = lists.get(key);
       if (!list) lists.set(key, (list = []));
-      for (const base of bases) if (base) list.push(toEndpoint(base, port.port));
+      return list;
+    });
+    // Endpoint by endpoint, each port's entry in turn: every list still gets the slice's
+    // endpoints in slice order, and what an endpoint is apart from its port is worked out once.
+    for (const ep of slice.endpoints) {
+      const ip = endpointIP(ep);
+      if (ip === undefined) continue;
+      const facts: EndpointFacts = {
+        ep,
+        ip,
+        zoneHints: ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined,
+        nodeHints: ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined,
+      };
+      for (let k = 0; k < slice.ports.length; k++) portLists[k]?.push(toEndpoint(facts, slice.ports[k]!.port!, ctx));
     }
   }
   for (const list of lists.values()) sortUnique(list);
