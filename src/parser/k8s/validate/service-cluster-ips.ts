@@ -8,7 +8,7 @@ import { duplicate, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { CLUSTER_IP_NONE, isHeadless, type CoreService } from '../model/service.js';
 import { hasErrors, type ValidationContext } from './context.js';
-import { parsedIP, validateEndpointIP, validateIP } from './ips.js';
+import { ipFamilyOf, validateEndpointIP, validateIP } from './ips.js';
 
 const CLUSTER_IPS: FieldPath = ['spec', 'clusterIPs'];
 const IP_FAMILIES: FieldPath = ['spec', 'ipFamilies'];
@@ -63,7 +63,7 @@ export function validateServiceClusterIPsRelatedFields(svc: CoreService, ctx: Va
 
   if (spec.clusterIPs.length > 1) {
     // netutils.IsDualStackIPStrings: at least one IP of each family (all IPs parse by now).
-    const families = spec.clusterIPs.map((ip) => parsedIP(ip)?.family);
+    const families = spec.clusterIPs.map(ipFamilyOf);
     if (!(families.includes('IPv4') && families.includes('IPv6'))) {
       errs.push(invalid(CLUSTER_IPS, asJSON(spec.clusterIPs), 'may specify no more than one IP for each IP family'));
     }
@@ -73,7 +73,7 @@ export function validateServiceClusterIPsRelatedFields(svc: CoreService, ctx: Va
     // An IP without a family at its index is not checked against one.
     for (let i = 0; i < spec.clusterIPs.length && i < spec.ipFamilies.length; i++) {
       const ip = spec.clusterIPs[i]!;
-      const isV6 = parsedIP(ip)?.family === 'IPv6';
+      const isV6 = ipFamilyOf(ip) === 'IPv6';
       if (spec.ipFamilies[i] === 'IPv4' && isV6) errs.push(invalid([...CLUSTER_IPS, i], ip, `expected an IPv4 value as indicated by \`ipFamilies[${i}]\``));
       if (spec.ipFamilies[i] === 'IPv6' && !isV6) errs.push(invalid([...CLUSTER_IPS, i], ip, `expected an IPv6 value as indicated by \`ipFamilies[${i}]\``));
     }
