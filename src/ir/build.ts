@@ -7,7 +7,7 @@
  */
 
 import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
-import { formatCIDR, formatIP, parseCIDR, parseIP, type IP, type IPFamily } from '../net/ip.js';
+import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
 
@@ -60,10 +60,19 @@ export function servicePortName(namespace: string, name: string, portName: strin
 // ---------------------------------------------------------------------------------------
 // Services → service ports (serviceToServiceMap / newBaseServiceInfo)
 
+/** The canonical text of an address of this family; undefined for another family or no address. */
+function ipOfFamily(text: string, family: IPFamily): string | undefined {
+  // A canonical dotted quad is its own canonical text: no parse into bytes and print back.
+  if (isCanonicalIPv4(text)) return family === 'IPv4' ? text : undefined;
+  const p = parseIP(text);
+  return p && p.ip.family === family ? formatIP(p.ip) : undefined;
+}
+
 function clusterIPOfFamily(svc: Service, family: IPFamily): string | undefined {
-  for (const text of svc.spec.clusterIPs.length > 0 ? svc.spec.clusterIPs : [svc.spec.clusterIP]) {
-    const p = parseIP(text);
-    if (p && p.ip.family === family) return formatIP(p.ip);
+  if (svc.spec.clusterIPs.length === 0) return ipOfFamily(svc.spec.clusterIP, family);
+  for (const text of svc.spec.clusterIPs) {
+    const ip = ipOfFamily(text, family);
+    if (ip !== undefined) return ip;
   }
   return undefined;
 }
@@ -71,8 +80,8 @@ function clusterIPOfFamily(svc: Service, family: IPFamily): string | undefined {
 function ipsOfFamily(texts: readonly string[], family: IPFamily): string[] {
   const out: string[] = [];
   for (const t of texts) {
-    const p = parseIP(t);
-    if (p && p.ip.family === family) out.push(formatIP(p.ip));
+    const ip = ipOfFamily(t, family);
+    if (ip !== undefined) out.push(ip);
   }
   return out;
 }
@@ -152,55 +161,47 @@ function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
   return slice.addressType === family;
 }
 
-/** What an endpoint is apart from its port: worked out once per slice endpoint, shared by its ports. */
-interface EndpointBase {
-  ip: IP;
-  ipText: string;
-  ready: boolean;
-  serving: boolean;
-  terminating: boolean;
-  isLocal: boolean;
-  zoneHints: ReadonlySet<string> | undefined;
-  nodeHints: ReadonlySet<string> | undefined;
-  nodeName: string | undefined;
-  zone: string | undefined;
-}
-
-function endpointBase(ep: EndpointSlice['endpoints'][number], ctx: IRContext): EndpointBase | undefined {
+/**
+ * The canonical text of an endpoint's address (its first), or undefined when it does not
+ * parse. Canonical IPv6 text always has a ':' and IPv4 text never does, so the text also tells
+ * the family.
+ */
+function endpointIP(ep: EndpointSlice['endpoints'][number]): string | undefined {
   const first = ep.addresses[0];
   if (first === undefined) return undefined;
+  // The everyday address (one per Pod) is a canonical dotted quad, its own canonical text; only
+  // the others are parsed into bytes.
+  if (isCanonicalIPv4(first)) return first;
   const parsed = parseIP(first);
   if (!parsed) return undefined;
-  return {
-    ip: parsed.ip,
-    // Text that parsed without remarks is already canonical (parseIP checks it).
-    ipText: parsed.sloppy === undefined ? first : formatIP(parsed.ip),
+  // Text that parsed without remarks is already canonical (parseIP checks it).
+  return parsed.sloppy === undefined ? first : formatIP(parsed.ip);
+}
+
+/** What an endpoint is apart from its port, shared by the entries of its ports. */
+interface EndpointFacts {
+  ep: EndpointSlice['endpoints'][number];
+  ip: string;
+  zoneHints: ReadonlySet<string> | undefined;
+  nodeHints: ReadonlySet<string> | undefined;
+}
+
+function toEndpoint(facts: EndpointFacts, port: number, ctx: IRContext): Endpoint {
+  const { ep, ip } = facts;
+  const endpoint: Endpoint = {
+    ip,
+    port,
+    address: ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`,
     ready: ep.conditions.ready ?? true,
     serving: ep.conditions.serving ?? true,
     terminating: ep.conditions.terminating ?? false,
     isLocal: ctx.node.name !== '' && ep.nodeName === ctx.node.name,
-    zoneHints: ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined,
-    nodeHints: ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined,
-    nodeName: ep.nodeName,
-    zone: ep.zone,
-  };
-}
-
-function toEndpoint(base: EndpointBase, port: number): Endpoint {
-  const endpoint: Endpoint = {
-    ip: base.ipText,
-    port,
-    address: base.ip.family === 'IPv6' ? `[${base.ipText}]:${port}` : `${base.ipText}:${port}`,
-    ready: base.ready,
-    serving: base.serving,
-    terminating: base.terminating,
-    isLocal: base.isLocal,
   };
   // Optional fields stay absent (not undefined) when unknown: the IR is compared structurally.
-  if (base.zoneHints) endpoint.zoneHints = base.zoneHints;
-  if (base.nodeHints) endpoint.nodeHints = base.nodeHints;
-  if (base.nodeName !== undefined) endpoint.nodeName = base.nodeName;
-  if (base.zone !== undefined) endpoint.zone = base.zone;
+  if (facts.zoneHints) endpoint.zoneHints = facts.zoneHints;
+  if (facts.nodeHints) endpoint.nodeHints = facts.nodeHints;
+  if (ep.nodeName !== undefined) endpoint.nodeName = ep.nodeName;
+  if (ep.zone !== undefined) endpoint.zone = ep.zone;
   return endpoint;
 }
 
@@ -214,18 +215,30 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
     .sort((a, b) => compareStrings(a.key, b.key));
   for (const { slice } of used) {
     const serviceName = slice.metadata.labels[SERVICE_NAME_LABEL] as string;
-    const bases = slice.endpoints.map((ep) => endpointBase(ep, ctx));
-    for (const port of slice.ports) {
-      if (port.port === undefined || port.port === 0) continue;
+    // The list each port's endpoints go to; none for a port kube-proxy ignores (no number).
+    const portLists = slice.ports.map((port) => {
+      if (port.port === undefined || port.port === 0) return undefined;
       const key = portKey(slice.metadata.namespace, serviceName, port.name, port.protocol);
       let list = lists.get(key);
       if (!list) lists.set(key, (list = []));
-      for (const base of bases) if (base) list.push(toEndpoint(base, port.port));
+      return list;
+    });
+    // Endpoint by endpoint, each port's entry in turn: every list still gets the slice's
+    // endpoints in slice order, and what an endpoint is apart from its port is worked out once.
+    for (const ep of slice.endpoints) {
+      const ip = endpointIP(ep);
+      if (ip === undefined) continue;
+      const facts: EndpointFacts = {
+        ep,
+        ip,
+        zoneHints: ep.hints && ep.hints.forZones.length > 0 ? new Set(ep.hints.forZones) : undefined,
+        nodeHints: ctx.knobs.nodeHints && ep.hints && ep.hints.forNodes.length > 0 ? new Set(ep.hints.forNodes) : undefined,
+      };
+      for (let k = 0; k < slice.ports.length; k++) portLists[k]?.push(toEndpoint(facts, slice.ports[k]!.port!, ctx));
     }
   }
-  const out = new Map<string, Endpoint[]>();
-  for (const [key, list] of lists) out.set(key, sortedUnique(list));
-  return out;
+  for (const list of lists.values()) sortUnique(list);
+  return lists;
 }
 
 /**
@@ -234,15 +247,37 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
  * pod IP was reused) — EndpointSliceCache's merge. The sort is stable, so among equal
  * addresses the visiting order survives and the rule can be applied after sorting.
  */
-function sortedUnique(list: Endpoint[]): Endpoint[] {
-  list.sort((a, b) => compareStrings(a.address, b.address));
-  const out: Endpoint[] = [];
+function sortUnique(list: Endpoint[]): void {
+  sortByAddress(list);
+  // Compacted in place: `kept` endpoints stay at the front.
+  let kept = 0;
   for (const ep of list) {
-    const last = out.length - 1;
-    if (last < 0 || out[last]!.address !== ep.address) out.push(ep);
-    else if (!ep.terminating) out[last] = ep;
+    if (kept === 0 || list[kept - 1]!.address !== ep.address) list[kept++] = ep;
+    else if (!ep.terminating) list[kept - 1] = ep;
   }
-  return out;
+  list.length = kept;
+}
+
+/** Lists up to this long are insertion-sorted (see sortByAddress); it is quadratic. */
+const INSERTION_SORT_MAX = 16;
+
+/**
+ * A stable sort by address, in place. There is one list per service port, most of them short,
+ * and Array.prototype.sort sets up its working state (a few hundred bytes) on every call: about
+ * 20 MB for a 20k-Service cluster. Short lists are insertion-sorted instead, which is stable
+ * too (an endpoint moves only past strictly greater addresses).
+ */
+function sortByAddress(list: Endpoint[]): void {
+  if (list.length > INSERTION_SORT_MAX) {
+    list.sort((a, b) => compareStrings(a.address, b.address));
+    return;
+  }
+  for (let i = 1; i < list.length; i++) {
+    const ep = list[i]!;
+    let j = i;
+    for (; j > 0 && list[j - 1]!.address > ep.address; j--) list[j] = list[j - 1]!;
+    list[j] = ep;
+  }
 }
 
 // ---------------------------------------------------------------------------------------

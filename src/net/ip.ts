@@ -164,6 +164,33 @@ export function parseIP(text: string): ParsedIP | undefined {
   return formatIP(ip) === text ? { ip } : { ip, sloppy: 'non-canonical' };
 }
 
+/**
+ * True when `text` is an IPv4 address in Go's canonical form: four decimal octets 0-255, no
+ * leading zeros. parseIP reads such a text as IPv4 with nothing sloppy, and formatIP prints it
+ * back unchanged, so a caller that wants only the family and the canonical text can skip the
+ * parse and its byte array: every endpoint address of a cluster is asked.
+ */
+export function isCanonicalIPv4(text: string): boolean {
+  let i = 0;
+  for (let octet = 0; octet < 4; octet++) {
+    if (octet > 0) {
+      if (text.charCodeAt(i) !== 0x2e /* . */) return false;
+      i++;
+    }
+    const start = i;
+    let value = 0;
+    while (i < text.length && i - start < 3) {
+      const c = text.charCodeAt(i);
+      if (c < 0x30 || c > 0x39) break;
+      value = value * 10 + (c - 0x30);
+      i++;
+    }
+    const digits = i - start;
+    if (digits === 0 || value > 255 || (digits > 1 && text.charCodeAt(start) === 0x30)) return false;
+  }
+  return i === text.length;
+}
+
 /** Parse a CIDR the way netutils.ParseCIDRSloppy does, masked to its network address. */
 export function parseCIDR(text: string): ParsedCIDR | undefined {
   if (text.length === 0 || text.length > MAX_TEXT) return undefined;
@@ -287,6 +314,7 @@ export function isLinkLocalMulticast(ip: IP): boolean {
 
 /** Parse and print in one step; undefined when the text is not an address. */
 export function canonicalIP(text: string): string | undefined {
+  if (isCanonicalIPv4(text)) return text;
   const p = parseIP(text);
   return p ? formatIP(p.ip) : undefined;
 }

@@ -15,7 +15,7 @@
 
 import type { FieldError, FieldPath } from '../diagnostics.js';
 import { fieldWarning } from '../diagnostics.js';
-import { formatIP, parseIP } from '../../net/ip.js';
+import { canonicalIP } from '../../net/ip.js';
 import { duplicate, internalError, invalid, notFound, required } from './field-errors.js';
 import { asJSON } from './go-format.js';
 import { SERVICE_NAME_LABEL } from './model/endpoint-slice.js';
@@ -66,9 +66,8 @@ function checkServiceAllocations(objects: ReadonlyArray<{ object: KubeObject }>,
     const svc = object;
     if (svc.spec.type !== 'ExternalName') {
       for (const ip of svc.spec.clusterIPs) {
-        const parsed = parseIP(ip);
-        if (!parsed) continue; // "None"
-        const key = formatIP(parsed.ip);
+        const key = canonicalIP(ip);
+        if (key === undefined) continue; // "None"
         if (clusterIPs.has(key)) {
           out.push({ index, error: invalid(['spec', 'clusterIPs'], asJSON(svc.spec.clusterIPs), `failed to allocate IP ${ip}: provided IP is already allocated`) });
         }
@@ -90,12 +89,14 @@ function checkServiceAllocations(objects: ReadonlyArray<{ object: KubeObject }>,
   });
 }
 
+const SERVICE_NAME_LABEL_PATH: FieldPath = ['metadata', 'labels', { key: SERVICE_NAME_LABEL }];
+
 function checkSliceOwners(objects: ReadonlyArray<{ object: KubeObject }>, out: CrossObjectError[]): void {
   const services = new Map<string, Service>();
   for (const { object } of objects) if (object.kind === 'Service') services.set(`${object.metadata.namespace}/${object.metadata.name}`, object);
   objects.forEach(({ object }, index) => {
     if (object.kind !== 'EndpointSlice') return;
-    const labelPath: FieldPath = ['metadata', 'labels', { key: SERVICE_NAME_LABEL }];
+    const labelPath = SERVICE_NAME_LABEL_PATH;
     const serviceName = object.metadata.labels[SERVICE_NAME_LABEL];
     if (serviceName === undefined || serviceName === '') {
       const e = required(labelPath, `no ${SERVICE_NAME_LABEL} label set on endpoint slice; kube-proxy ignores this slice`);

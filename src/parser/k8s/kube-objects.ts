@@ -2,13 +2,18 @@
  * The last step of decoding: a defaulted, validated internal object becomes the KubeObject the
  * rest of kpc reads (types.ts), keeping only what kube-proxy uses. Runs only on objects that
  * passed validation, so enum fields can be narrowed without checks.
+ *
+ * The internal object is built afresh from the wire value for each decode (schema/*.ts) and
+ * dropped once converted, so the result takes over its lists and maps instead of copying them
+ * (an EndpointSlice has one address list per Pod). Optional fields are set one by one after the
+ * required ones rather than spread in: the spreads made throwaway objects and slow objects.
  */
 
 import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from './model/endpoint-slice.js';
 import type { CoreEndpoints } from './model/endpoints.js';
 import type { CoreObjectMeta } from './model/meta.js';
 import type { CoreNode } from './model/node.js';
-import type { CoreService } from './model/service.js';
+import type { CoreLoadBalancerIngress, CoreService, CoreServiceSpec } from './model/service.js';
 import type {
   EndpointSlice,
   Endpoints,
@@ -24,48 +29,52 @@ import type {
 } from './types.js';
 
 function meta(m: CoreObjectMeta): ObjectMeta {
-  return { name: m.name, namespace: m.namespace, labels: { ...m.labels }, annotations: { ...m.annotations } };
+  return { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations };
+}
+
+function toKubeServiceSpec(s: CoreServiceSpec): Service['spec'] {
+  const spec: Service['spec'] = {
+    type: s.type as ServiceType,
+    clusterIP: s.clusterIP,
+    clusterIPs: s.clusterIPs,
+    ipFamilies: s.ipFamilies as IPFamilyName[],
+    ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol as Protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort })),
+    externalIPs: s.externalIPs,
+    loadBalancerSourceRanges: s.loadBalancerSourceRanges,
+    sessionAffinity: s.sessionAffinity as 'None' | 'ClientIP',
+    healthCheckNodePort: s.healthCheckNodePort,
+  };
+  if (s.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = s.ipFamilyPolicy as 'SingleStack' | 'PreferDualStack' | 'RequireDualStack';
+  if (s.selector !== undefined) spec.selector = s.selector;
+  if (s.externalName !== '') spec.externalName = s.externalName;
+  if (s.sessionAffinity === 'ClientIP') spec.sessionAffinityTimeoutSeconds = s.sessionAffinityConfig!.clientIP!.timeoutSeconds!;
+  if (s.externalTrafficPolicy !== '') spec.externalTrafficPolicy = s.externalTrafficPolicy as TrafficPolicy;
+  if (s.internalTrafficPolicy !== undefined) spec.internalTrafficPolicy = s.internalTrafficPolicy as TrafficPolicy;
+  if (s.allocateLoadBalancerNodePorts !== undefined) spec.allocateLoadBalancerNodePorts = s.allocateLoadBalancerNodePorts;
+  if (s.trafficDistribution !== undefined) spec.trafficDistribution = s.trafficDistribution;
+  return spec;
+}
+
+function toKubeIngress(i: CoreLoadBalancerIngress): LoadBalancerIngress {
+  const out: LoadBalancerIngress = {};
+  if (i.ip !== '') out.ip = i.ip;
+  if (i.hostname !== '') out.hostname = i.hostname;
+  if (i.ipMode !== undefined) out.ipMode = i.ipMode as 'VIP' | 'Proxy';
+  return out;
 }
 
 export function toKubeService(svc: CoreService): Service {
-  const s = svc.spec;
   return {
     kind: 'Service',
     metadata: meta(svc.metadata),
-    spec: {
-      type: s.type as ServiceType,
-      clusterIP: s.clusterIP,
-      clusterIPs: [...s.clusterIPs],
-      ipFamilies: s.ipFamilies as IPFamilyName[],
-      ...(s.ipFamilyPolicy !== undefined ? { ipFamilyPolicy: s.ipFamilyPolicy as 'SingleStack' | 'PreferDualStack' | 'RequireDualStack' } : {}),
-      ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol as Protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort })),
-      ...(s.selector !== undefined ? { selector: { ...s.selector } } : {}),
-      externalIPs: [...s.externalIPs],
-      loadBalancerSourceRanges: [...s.loadBalancerSourceRanges],
-      ...(s.externalName !== '' ? { externalName: s.externalName } : {}),
-      sessionAffinity: s.sessionAffinity as 'None' | 'ClientIP',
-      ...(s.sessionAffinity === 'ClientIP' ? { sessionAffinityTimeoutSeconds: s.sessionAffinityConfig!.clientIP!.timeoutSeconds! } : {}),
-      ...(s.externalTrafficPolicy !== '' ? { externalTrafficPolicy: s.externalTrafficPolicy as TrafficPolicy } : {}),
-      ...(s.internalTrafficPolicy !== undefined ? { internalTrafficPolicy: s.internalTrafficPolicy as TrafficPolicy } : {}),
-      healthCheckNodePort: s.healthCheckNodePort,
-      ...(s.allocateLoadBalancerNodePorts !== undefined ? { allocateLoadBalancerNodePorts: s.allocateLoadBalancerNodePorts } : {}),
-      ...(s.trafficDistribution !== undefined ? { trafficDistribution: s.trafficDistribution } : {}),
-    },
-    status: {
-      loadBalancerIngress: svc.status.loadBalancer.ingress.map(
-        (i): LoadBalancerIngress => ({
-          ...(i.ip !== '' ? { ip: i.ip } : {}),
-          ...(i.hostname !== '' ? { hostname: i.hostname } : {}),
-          ...(i.ipMode !== undefined ? { ipMode: i.ipMode as 'VIP' | 'Proxy' } : {}),
-        }),
-      ),
-    },
+    spec: toKubeServiceSpec(svc.spec),
+    status: { loadBalancerIngress: svc.status.loadBalancer.ingress.map(toKubeIngress) },
   };
 }
 
-/** One endpoint; optional fields are set one by one (not spread) because this runs per Pod. */
+/** One endpoint (this runs once per Pod). */
 function toKubeEndpoint(e: CoreEndpoint): EndpointSlice['endpoints'][number] {
-  const out: EndpointSlice['endpoints'][number] = { addresses: [...e.addresses], conditions: { ...e.conditions } };
+  const out: EndpointSlice['endpoints'][number] = { addresses: e.addresses, conditions: e.conditions };
   if (e.hostname !== undefined) out.hostname = e.hostname;
   if (e.nodeName !== undefined) out.nodeName = e.nodeName;
   if (e.zone !== undefined) out.zone = e.zone;

@@ -23,8 +23,9 @@ function acceptorFor(schema: z.ZodType): Acceptor {
  *
  * Valid objects skip zod: when the compiled acceptor (schema/fast-accept.ts) says zod would take
  * `raw` as it is, `raw` is the decoded value. The next step only reads it and builds its own
- * copy (the toCore* conversions), so sharing it is safe. Anything else goes through zod, which
- * alone words the errors.
+ * copy (the toCore* conversions; they keep an endpoint's address list and, when complete, its
+ * conditions, which nothing changes), so sharing it is safe. Anything else goes through zod,
+ * which alone words the errors.
  */
 export function defaultsAndValidation<S extends z.ZodType>(schema: S, raw: unknown, next: (wire: z.infer<S>) => DecodeResult): DecodeResult {
   if (acceptorFor(schema)(raw)) return next(raw as z.infer<S>);

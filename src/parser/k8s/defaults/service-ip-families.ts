@@ -10,7 +10,7 @@ import type { FieldError } from '../../diagnostics.js';
 import { invalid } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { CLUSTER_IP_NONE, type CoreService } from '../model/service.js';
-import { parsedIP } from '../validate/ips.js';
+import { ipFamilyOf } from '../validate/ips.js';
 
 const POLICY_PATH = ['spec', 'ipFamilyPolicy'];
 
@@ -37,7 +37,7 @@ export function initIPFamilyFields(svc: CoreService, clusterIPFieldsValid: boole
   }
   spec.clusterIPs.forEach((ip, i) => {
     if (ip === CLUSTER_IP_NONE) return;
-    const family = parsedIP(ip)?.family;
+    const family = ipFamilyOf(ip);
     if (family !== undefined && i >= spec.ipFamilies.length) spec.ipFamilies.push(family);
   });
   if (errs.length > 0) return errs;

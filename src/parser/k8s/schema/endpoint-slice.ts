@@ -51,13 +51,22 @@ type WireEndpointPort = NonNullable<WireEndpointSlice['ports']>[number];
 // spreading `{ key: v }` pieces: an EndpointSlice has one endpoint per Pod, so this runs a few
 // hundred thousand times on a large cluster, and the spreads were its main cost.
 
-function toCoreEndpoint(e: WireEndpoint): CoreEndpoint {
+function toCoreConditions(c: WireEndpoint['conditions']): CoreEndpoint['conditions'] {
+  // Usually all three are set, and then the decoded value (which holds no other key) is Go's
+  // value as it is: taken, not copied, like the address list below.
+  if (c?.ready != null && c.serving != null && c.terminating != null) return c as CoreEndpoint['conditions'];
   const conditions: CoreEndpoint['conditions'] = {};
-  const c = e.conditions;
   if (c?.ready != null) conditions.ready = c.ready;
   if (c?.serving != null) conditions.serving = c.serving;
   if (c?.terminating != null) conditions.terminating = c.terminating;
-  const out: CoreEndpoint = { addresses: [...(e.addresses ?? [])], conditions };
+  return conditions;
+}
+
+function toCoreEndpoint(e: WireEndpoint): CoreEndpoint {
+  const conditions = toCoreConditions(e.conditions);
+  // The address list is taken as it is, not copied: it holds only strings, and nothing after
+  // decoding changes it (the defaults touch ports only).
+  const out: CoreEndpoint = { addresses: e.addresses ?? [], conditions };
   if (e.hostname != null) out.hostname = e.hostname;
   if (e.nodeName != null) out.nodeName = e.nodeName;
   if (e.zone != null) out.zone = e.zone;

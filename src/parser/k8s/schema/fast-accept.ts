@@ -102,7 +102,11 @@ export function compileAcceptor(schema: z.ZodType): Acceptor {
       return recordAcceptor(def);
     case 'union': {
       const options = def.options!.map(compileAcceptor);
-      return (v) => options.some((accepts) => accepts(v));
+      // A loop, not options.some() with a closure over `v` made for every value checked.
+      return (v) => {
+        for (const accepts of options) if (accepts(v)) return true;
+        return false;
+      };
     }
     default:
       return never;
@@ -136,7 +140,12 @@ function numberAcceptor(def: Def): Acceptor {
       tests.push(c.inclusive ? (n) => n <= max : (n) => n < max);
     } else return never;
   }
-  return (v) => typeof v === 'number' && Number.isFinite(v) && tests.every((t) => t(v));
+  // Loops rather than some()/every() with a closure over `v`: one closure per value checked.
+  return (v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+    for (const test of tests) if (!test(v)) return false;
+    return true;
+  };
 }
 
 function objectAcceptor(def: Def): Acceptor {

@@ -5,7 +5,7 @@
  */
 
 import { z } from 'zod';
-import type { CoreObjectMeta } from '../model/meta.js';
+import type { CoreObjectMeta, ManagedFieldsEntry, OwnerReference } from '../model/meta.js';
 import { anything, bool, int64, list, str, stringList, stringMap } from './primitives.js';
 
 const ownerReference = z.strictObject({
@@ -49,28 +49,32 @@ export const objectMetaSchema = z
 
 export type WireObjectMeta = z.infer<typeof objectMetaSchema>;
 
-/** Go's view of decoded metadata: absent and null become zero values. */
+type WireMeta = NonNullable<WireObjectMeta>;
+
+function toCoreOwnerReference(r: NonNullable<WireMeta['ownerReferences']>[number]): OwnerReference {
+  const out: OwnerReference = { apiVersion: r.apiVersion ?? '', kind: r.kind ?? '', name: r.name ?? '', uid: r.uid ?? '' };
+  if (r.controller != null) out.controller = r.controller;
+  return out;
+}
+
+function toCoreManagedFieldsEntry(f: NonNullable<WireMeta['managedFields']>[number]): ManagedFieldsEntry {
+  return { manager: f.manager ?? '', operation: f.operation ?? '', fieldsType: f.fieldsType ?? '', subresource: f.subresource ?? '' };
+}
+
+/**
+ * Go's view of decoded metadata: absent and null become zero values. Runs once per object, so
+ * absent lists and maps become fresh empty ones directly, without copying a throwaway `?? []`.
+ */
 export function toCoreObjectMeta(m: WireObjectMeta): CoreObjectMeta {
   return {
     name: m?.name ?? '',
     generateName: m?.generateName ?? '',
     namespace: m?.namespace ?? '',
     generation: m?.generation ?? 0,
-    labels: { ...(m?.labels ?? {}) },
-    annotations: { ...(m?.annotations ?? {}) },
-    ownerReferences: (m?.ownerReferences ?? []).map((r) => ({
-      apiVersion: r.apiVersion ?? '',
-      kind: r.kind ?? '',
-      name: r.name ?? '',
-      uid: r.uid ?? '',
-      ...(r.controller != null ? { controller: r.controller } : {}),
-    })),
-    finalizers: [...(m?.finalizers ?? [])],
-    managedFields: (m?.managedFields ?? []).map((f) => ({
-      manager: f.manager ?? '',
-      operation: f.operation ?? '',
-      fieldsType: f.fieldsType ?? '',
-      subresource: f.subresource ?? '',
-    })),
+    labels: m?.labels != null ? { ...m.labels } : {},
+    annotations: m?.annotations != null ? { ...m.annotations } : {},
+    ownerReferences: m?.ownerReferences != null ? m.ownerReferences.map(toCoreOwnerReference) : [],
+    finalizers: m?.finalizers != null ? [...m.finalizers] : [],
+    managedFields: m?.managedFields != null ? m.managedFields.map(toCoreManagedFieldsEntry) : [],
   };
 }

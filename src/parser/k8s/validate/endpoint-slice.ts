@@ -8,7 +8,7 @@ import type { FieldError, FieldPath } from '../../diagnostics.js';
 import { fieldWarning } from '../../diagnostics.js';
 import { asWarning, duplicate, invalid, notSupported, required, tooMany } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
-import type { CoreEndpoint, CoreEndpointSlice } from '../model/endpoint-slice.js';
+import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from '../model/endpoint-slice.js';
 import type { ValidationContext } from './context.js';
 import { isPlainUnicastIPv4, validateEndpointIP, validateIPOfFamily } from './ips.js';
 import {
@@ -35,87 +35,97 @@ function validateAddressType(slice: CoreEndpointSlice): FieldError[] {
   return [];
 }
 
-function validateHints(hints: NonNullable<CoreEndpoint['hints']>, path: FieldPath): FieldError[] {
-  const fz: FieldPath = [...path, 'forZones'];
-  if (hints.forZones.length > MAX_ZONE_HINTS) return [tooMany(fz, hints.forZones.length, MAX_ZONE_HINTS)];
-  const errs: FieldError[] = [];
+// The checks below run once per endpoint (one per Pod) and nearly always find nothing, so they
+// build a field path only when they report something, as an array literal at the report; the
+// eagerly spread paths (`[...path, i]`) and per-endpoint closures were most of what validating
+// a large cluster allocated.
+
+function validateHints(hints: NonNullable<CoreEndpoint['hints']>, i: number, errs: FieldError[]): void {
+  if (hints.forZones.length > MAX_ZONE_HINTS) {
+    errs.push(tooMany(['endpoints', i, 'hints', 'forZones'], hints.forZones.length, MAX_ZONE_HINTS));
+    return;
+  }
   const names = new Set<string>();
-  hints.forZones.forEach((zone, i) => {
-    const zp: FieldPath = [...fz, i, 'name'];
-    if (names.has(zone.name)) errs.push(duplicate(zp, zone.name));
+  for (let j = 0; j < hints.forZones.length; j++) {
+    const zone = hints.forZones[j]!;
+    if (names.has(zone.name)) errs.push(duplicate(['endpoints', i, 'hints', 'forZones', j, 'name'], zone.name));
     else names.add(zone.name);
-    for (const m of isValidLabelValue(zone.name)) errs.push(invalid(zp, zone.name, m));
-  });
+    for (const m of isValidLabelValue(zone.name)) errs.push(invalid(['endpoints', i, 'hints', 'forZones', j, 'name'], zone.name, m));
+  }
   // forNodes (v1.33+) has no validation in the code read.
-  return errs;
 }
 
-function validateEndpoints(slice: CoreEndpointSlice, ctx: ValidationContext): FieldError[] {
-  const path: FieldPath = ['endpoints'];
+function validateEndpointAddresses(addresses: string[], addressType: string, i: number, ctx: ValidationContext, errs: FieldError[]): void {
+  if (addresses.length === 0) errs.push(required(['endpoints', i, 'addresses'], 'must contain at least 1 address'));
+  else if (addresses.length > MAX_ADDRESSES) errs.push(tooMany(['endpoints', i, 'addresses'], addresses.length, MAX_ADDRESSES));
+  for (let j = 0; j < addresses.length; j++) {
+    const address = addresses[j]!;
+    // The everyday address, which the rules below would not report (see isPlainUnicastIPv4).
+    if (addressType === 'IPv4' && isPlainUnicastIPv4(address)) continue;
+    const p: FieldPath = ['endpoints', i, 'addresses', j];
+    switch (addressType) {
+      case 'IPv4':
+      case 'IPv6':
+        errs.push(...validateIPOfFamily(p, address, addressType, ctx.ipValidation));
+        errs.push(...validateEndpointIP(p, address));
+        break;
+      case 'FQDN':
+        errs.push(...validateFullyQualifiedDomainName(p, address));
+        break;
+    }
+  }
+}
+
+function validateEndpoint(ep: CoreEndpoint, i: number, addressType: string, ctx: ValidationContext, errs: FieldError[]): void {
+  validateEndpointAddresses(ep.addresses, addressType, i, ctx, errs);
+  if (ep.nodeName !== undefined) {
+    for (const m of nameIsDNSSubdomain(ep.nodeName, false)) errs.push(invalid(['endpoints', i, 'nodeName'], ep.nodeName, m));
+  }
+  if (ep.hostname !== undefined) errs.push(...validateDNS1123Label(ep.hostname, ['endpoints', i, 'hostname']));
+  if (ep.hints !== undefined) validateHints(ep.hints, i, errs);
+}
+
+function validateEndpoints(slice: CoreEndpointSlice, ctx: ValidationContext, errs: FieldError[]): void {
   // Over the limit, the whole list is rejected without per-item checks.
-  if (slice.endpoints.length > MAX_ENDPOINTS) return [tooMany(path, slice.endpoints.length, MAX_ENDPOINTS)];
-  const errs: FieldError[] = [];
-  slice.endpoints.forEach((ep, i) => {
-    const idx: FieldPath = [...path, i];
-    const addrPath: FieldPath = [...idx, 'addresses'];
-    if (ep.addresses.length === 0) errs.push(required(addrPath, 'must contain at least 1 address'));
-    else if (ep.addresses.length > MAX_ADDRESSES) errs.push(tooMany(addrPath, ep.addresses.length, MAX_ADDRESSES));
-    ep.addresses.forEach((address, j) => {
-      // The everyday address, which the rules below would not report (see isPlainUnicastIPv4).
-      if (slice.addressType === 'IPv4' && isPlainUnicastIPv4(address)) return;
-      const p: FieldPath = [...addrPath, j];
-      switch (slice.addressType) {
-        case 'IPv4':
-        case 'IPv6':
-          errs.push(...validateIPOfFamily(p, address, slice.addressType, ctx.ipValidation));
-          errs.push(...validateEndpointIP(p, address));
-          break;
-        case 'FQDN':
-          errs.push(...validateFullyQualifiedDomainName(p, address));
-          break;
-      }
-    });
-    if (ep.nodeName !== undefined) {
-      for (const m of nameIsDNSSubdomain(ep.nodeName, false)) errs.push(invalid([...idx, 'nodeName'], ep.nodeName, m));
-    }
-    if (ep.hostname !== undefined) errs.push(...validateDNS1123Label(ep.hostname, [...idx, 'hostname']));
-    if (ep.hints !== undefined) errs.push(...validateHints(ep.hints, [...idx, 'hints']));
-  });
-  return errs;
+  if (slice.endpoints.length > MAX_ENDPOINTS) {
+    errs.push(tooMany(['endpoints'], slice.endpoints.length, MAX_ENDPOINTS));
+    return;
+  }
+  for (let i = 0; i < slice.endpoints.length; i++) validateEndpoint(slice.endpoints[i]!, i, slice.addressType, ctx, errs);
 }
 
-function validatePorts(slice: CoreEndpointSlice): FieldError[] {
-  const path: FieldPath = ['ports'];
-  if (slice.ports.length > MAX_PORTS) return [tooMany(path, slice.ports.length, MAX_PORTS)];
-  const errs: FieldError[] = [];
+function validatePort(p: CoreEndpointPort, i: number, names: Set<string>, errs: FieldError[]): void {
+  const name = p.name ?? '';
+  if (name.length > 0) errs.push(...validateDNS1123Label(name, ['ports', i, 'name']));
+  // "" counts too: only one unnamed port per slice.
+  if (names.has(name)) errs.push(duplicate(['ports', i, 'name'], asJSON(name)));
+  else names.add(name);
+  if (p.protocol === undefined) errs.push(required(['ports', i, 'protocol']));
+  else if (!SUPPORTED_PROTOCOLS.includes(p.protocol)) errs.push(notSupported(['ports', i, 'protocol'], asJSON(p.protocol), SUPPORTED_PROTOCOLS));
+  if (p.appProtocol !== undefined) errs.push(...validateQualifiedName(p.appProtocol, ['ports', i, 'appProtocol']));
+  // kpc rule (see the file comment).
+  if (p.port === undefined) {
+    errs.push(asWarning(required(['ports', i, 'port'], 'kube-proxy ignores an endpoint port without a number')));
+  } else {
+    for (const m of isValidPortNum(p.port)) errs.push(invalid(['ports', i, 'port'], p.port, m));
+  }
+}
+
+function validatePorts(slice: CoreEndpointSlice, errs: FieldError[]): void {
+  if (slice.ports.length > MAX_PORTS) {
+    errs.push(tooMany(['ports'], slice.ports.length, MAX_PORTS));
+    return;
+  }
   const names = new Set<string>();
-  slice.ports.forEach((p, i) => {
-    const idx: FieldPath = [...path, i];
-    const name = p.name ?? '';
-    if (name.length > 0) errs.push(...validateDNS1123Label(name, [...idx, 'name']));
-    // "" counts too: only one unnamed port per slice.
-    if (names.has(name)) errs.push(duplicate([...idx, 'name'], asJSON(name)));
-    else names.add(name);
-    if (p.protocol === undefined) errs.push(required([...idx, 'protocol']));
-    else if (!SUPPORTED_PROTOCOLS.includes(p.protocol)) errs.push(notSupported([...idx, 'protocol'], asJSON(p.protocol), SUPPORTED_PROTOCOLS));
-    if (p.appProtocol !== undefined) errs.push(...validateQualifiedName(p.appProtocol, [...idx, 'appProtocol']));
-    // kpc rule (see the file comment).
-    if (p.port === undefined) {
-      errs.push(asWarning(required([...idx, 'port'], 'kube-proxy ignores an endpoint port without a number')));
-    } else {
-      for (const m of isValidPortNum(p.port)) errs.push(invalid([...idx, 'port'], p.port, m));
-    }
-  });
-  return errs;
+  for (let i = 0; i < slice.ports.length; i++) validatePort(slice.ports[i]!, i, names, errs);
 }
 
 export function validateEndpointSlice(slice: CoreEndpointSlice, ctx: ValidationContext): FieldError[] {
-  return [
-    ...validateObjectMeta(slice.metadata, true, nameIsDNSSubdomain),
-    ...validateAddressType(slice),
-    ...validateEndpoints(slice, ctx),
-    ...validatePorts(slice),
-  ];
+  const errs = validateObjectMeta(slice.metadata, true, nameIsDNSSubdomain);
+  errs.push(...validateAddressType(slice));
+  validateEndpoints(slice, ctx, errs);
+  validatePorts(slice, errs);
+  return errs;
 }
 
 /** Things the API accepts that kube-proxy ignores, said out loud. */

@@ -20,11 +20,13 @@ import {
   isLinkLocalMulticast,
   isLinkLocalUnicast,
   isLoopback,
+  isCanonicalIPv4,
   isUnspecified,
   parseCIDR,
   parseIP,
   type CIDR,
   type IP,
+  type IPFamily,
 } from '../../../net/ip.js';
 import { asWarning, invalid } from '../field-errors.js';
 import { goQuote } from '../go-format.js';
@@ -94,11 +96,22 @@ export function parsedIP(text: string): IP | undefined {
 }
 
 /**
+ * The family of an address, or undefined when Go's ParseIPSloppy would reject the text. A
+ * canonical dotted quad (every Service's cluster IP, usually) needs no parse into bytes.
+ */
+export function ipFamilyOf(text: string): IPFamily | undefined {
+  if (isCanonicalIPv4(text)) return 'IPv4';
+  return parseIPOnce(text)?.ip.family;
+}
+
+/**
  * IsValidIPForLegacyField: the check behind every IP field kpc reads (clusterIPs, externalIPs,
  * endpoint addresses, load-balancer ingress IPs). Also returns the API server's canonical-form
  * warning for IPv6 (GetWarningsForIP).
  */
 export function validateIP(path: FieldPath, text: string, mode: IPValidation): FieldError[] {
+  // Nothing below objects to a canonical dotted quad (no leading zeros, not mapped, canonical).
+  if (isCanonicalIPv4(text)) return [];
   const p = parseIPOnce(text);
   if (!p) return [invalid(path, text, INVALID_IP)];
   const strictness = ipStrictness(text);

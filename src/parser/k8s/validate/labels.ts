@@ -13,8 +13,22 @@ import { isQualifiedName, isValidLabelValue, messagesAt } from './names.js';
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
+/** Longer key lists go to sort(); an insertion sort is quadratic. */
+const INSERTION_SORT_MAX = 8;
+
 export function sortedKeys(m: Record<string, string>): string[] {
-  return Object.keys(m).sort();
+  const keys = Object.keys(m);
+  if (keys.length > INSERTION_SORT_MAX) return keys.sort();
+  // Most maps hold a key or two, and sort() sets up its working state (a few hundred bytes)
+  // on every call: sorted here instead, in place. The same order: `>` on strings compares
+  // UTF-16 code units, as sort() without a comparator does.
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i;
+    for (; j > 0 && keys[j - 1]! > key; j--) keys[j] = keys[j - 1]!;
+    keys[j] = key;
+  }
+  return keys;
 }
 
 /** ValidateLabelName: a label key is a qualified name. */

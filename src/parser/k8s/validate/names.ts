@@ -78,15 +78,16 @@ const LABEL_KEY_RE = new RegExp(`^${LABEL_KEY_FMT}$`);
 /** content.IsLabelKey (= IsQualifiedName): `[prefix/]name`. */
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
-  const parts = value.split('/');
+  // strings.Split(value, "/") by index: every label key passes here, and most have no prefix.
+  const slash = value.indexOf('/');
   let name: string;
-  if (parts.length === 1) {
-    name = parts[0]!;
-  } else if (parts.length === 2) {
-    const prefix = parts[0]!;
-    name = parts[1]!;
+  if (slash < 0) {
+    name = value;
+  } else if (value.indexOf('/', slash + 1) < 0) {
+    const prefix = value.slice(0, slash);
+    name = value.slice(slash + 1);
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+    else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {
     return [
       `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
@@ -142,7 +143,11 @@ export function validateFullyQualifiedDomainName(path: FieldPath, name: string):
 
 /** One Invalid error per message, as `for _, msg := range ...` loops do. */
 export function messagesAt(path: FieldPath, value: string, messages: string[]): FieldError[] {
-  return messages.map((m) => invalid(path, value, m));
+  // A loop, not messages.map(closure): this runs for every label and port name, and the list
+  // is nearly always empty.
+  const errs: FieldError[] = [];
+  for (const m of messages) errs.push(invalid(path, value, m));
+  return errs;
 }
 
 /** ValidateDNS1123Label / ValidateQualifiedName / ValidateDNS1123Subdomain wrappers. */

@@ -13,6 +13,11 @@ import { isQualifiedName, nameIsDNSLabel, type NameFunc } from './names.js';
 
 const META: FieldPath = ['metadata'];
 const at = (...p: Array<string | number>): FieldPath => [...META, ...p];
+// Paths every object's checks pass down, made once (at() spreads a new array per call, which
+// is fine for an error but not for every object).
+const LABELS = at('labels');
+const ANNOTATIONS = at('annotations');
+const OWNER_REFERENCES = at('ownerReferences');
 
 /** Finalizers core treats as standard although they have no domain prefix. */
 const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
@@ -38,7 +43,7 @@ function ownerReferenceJSON(ref: OwnerReference): GoStruct {
 }
 
 function validateOwnerReferences(refs: OwnerReference[]): FieldError[] {
-  const path = at('ownerReferences');
+  const path = OWNER_REFERENCES;
   const errs: FieldError[] = [];
   let firstController = '';
   for (const ref of refs) {
@@ -70,11 +75,12 @@ function validateFinalizers(finalizers: string[]): FieldError[] {
 /** core's validateKubeFinalizerName, appended after apimachinery's checks. */
 function validateKubeFinalizerNames(finalizers: string[]): FieldError[] {
   const errs: FieldError[] = [];
-  finalizers.forEach((f, i) => {
+  for (let i = 0; i < finalizers.length; i++) {
+    const f = finalizers[i]!;
     if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
       errs.push(invalid(at('finalizers', i), f, 'name is neither a standard finalizer name nor is it fully qualified'));
     }
-  });
+  }
   return errs;
 }
 
@@ -87,7 +93,8 @@ function goRuneU(r: number): string {
 
 function validateManagedFields(meta: CoreObjectMeta): FieldError[] {
   const errs: FieldError[] = [];
-  meta.managedFields.forEach((f, i) => {
+  for (let i = 0; i < meta.managedFields.length; i++) {
+    const f = meta.managedFields[i]!;
     const p = at('managedFields', i);
     if (f.operation !== 'Apply' && f.operation !== 'Update') errs.push(invalid([...p, 'operation'], asJSON(f.operation), 'must be `Apply` or `Update`'));
     if (f.fieldsType !== '' && f.fieldsType !== 'FieldsV1') errs.push(invalid([...p, 'fieldsType'], f.fieldsType, 'must be `FieldsV1`'));
@@ -101,7 +108,7 @@ function validateManagedFields(meta: CoreObjectMeta): FieldError[] {
       pos += byteLength(ch);
     }
     if (byteLength(f.subresource) > 256) errs.push(tooLong([...p, 'subresource'], 256));
-  });
+  }
   return errs;
 }
 
@@ -130,8 +137,8 @@ export function validateObjectMeta(meta: CoreObjectMeta, requiresNamespace: bool
     errs.push(forbidden(at('namespace'), 'not allowed on this type'));
   }
   if (meta.generation < 0) errs.push(invalid(at('generation'), meta.generation, 'must be greater than or equal to 0'));
-  errs.push(...validateLabels(meta.labels, at('labels')));
-  errs.push(...validateAnnotations(meta.annotations, at('annotations')));
+  errs.push(...validateLabels(meta.labels, LABELS));
+  errs.push(...validateAnnotations(meta.annotations, ANNOTATIONS));
   errs.push(...validateOwnerReferences(meta.ownerReferences));
   errs.push(...validateFinalizers(meta.finalizers));
   errs.push(...validateManagedFields(meta));

@@ -8,7 +8,7 @@ import { duplicate, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { CLUSTER_IP_NONE, isHeadless, type CoreService } from '../model/service.js';
 import { hasErrors, type ValidationContext } from './context.js';
-import { parsedIP, validateEndpointIP, validateIP } from './ips.js';
+import { ipFamilyOf, validateEndpointIP, validateIP } from './ips.js';
 
 const CLUSTER_IPS: FieldPath = ['spec', 'clusterIPs'];
 const IP_FAMILIES: FieldPath = ['spec', 'ipFamilies'];
@@ -30,29 +30,31 @@ export function validateServiceClusterIPsRelatedFields(svc: CoreService, ctx: Va
     errs.push(invalid(CLUSTER_IPS, asJSON(spec.clusterIPs), 'must be empty when `clusterIP` is not specified'));
   }
 
-  const seen = new Set<string>();
-  spec.ipFamilies.forEach((family, i) => {
+  // Runs twice per Service (see decode/service.ts), so plain loops, without a closure or a
+  // spread path per item. A duplicate family is one seen earlier in the list (of two, usually one).
+  for (let i = 0; i < spec.ipFamilies.length; i++) {
+    const family = spec.ipFamilies[i]!;
     if (!SUPPORTED_IP_FAMILIES.includes(family)) errs.push(notSupported([...IP_FAMILIES, i], asJSON(family), SUPPORTED_IP_FAMILIES));
-    if (seen.has(family)) errs.push(duplicate([...IP_FAMILIES, i], asJSON(family)));
-    seen.add(family);
-  });
+    if (spec.ipFamilies.indexOf(family) < i) errs.push(duplicate([...IP_FAMILIES, i], asJSON(family)));
+  }
 
   if (spec.ipFamilyPolicy !== undefined && !SUPPORTED_IP_FAMILY_POLICIES.includes(spec.ipFamilyPolicy)) {
     errs.push(notSupported(['spec', 'ipFamilyPolicy'], asJSON(spec.ipFamilyPolicy), SUPPORTED_IP_FAMILY_POLICIES));
   }
 
-  spec.clusterIPs.forEach((ip, i) => {
+  for (let i = 0; i < spec.clusterIPs.length; i++) {
+    const ip = spec.clusterIPs[i]!;
     if (i === 0 && ip === CLUSTER_IP_NONE) {
       if (spec.clusterIPs.length > 1) {
         hasInvalidIPs = true;
         errs.push(invalid(CLUSTER_IPS, asJSON(spec.clusterIPs), "'None' must be the first and only value"));
       }
-      return;
+      continue;
     }
-    const ipErrs = validateIP([...CLUSTER_IPS, i], ip, ctx.ipValidation);
+    const ipErrs = validateIP(['spec', 'clusterIPs', i], ip, ctx.ipValidation);
     hasInvalidIPs = hasErrors(ipErrs) || hasInvalidIPs;
     errs.push(...ipErrs);
-  });
+  }
 
   if (spec.clusterIPs.length > 2) errs.push(invalid(CLUSTER_IPS, asJSON(spec.clusterIPs), 'may only hold up to 2 values'));
 
@@ -61,28 +63,33 @@ export function validateServiceClusterIPsRelatedFields(svc: CoreService, ctx: Va
 
   if (spec.clusterIPs.length > 1) {
     // netutils.IsDualStackIPStrings: at least one IP of each family (all IPs parse by now).
-    const families = spec.clusterIPs.map((ip) => parsedIP(ip)?.family);
+    const families = spec.clusterIPs.map(ipFamilyOf);
     if (!(families.includes('IPv4') && families.includes('IPv6'))) {
       errs.push(invalid(CLUSTER_IPS, asJSON(spec.clusterIPs), 'may specify no more than one IP for each IP family'));
     }
   }
 
   if (!isHeadless(svc) && spec.clusterIPs.length > 0 && spec.ipFamilies.length > 0) {
-    spec.clusterIPs.forEach((ip, i) => {
-      if (i > spec.ipFamilies.length - 1) return;
-      const isV6 = parsedIP(ip)?.family === 'IPv6';
+    // An IP without a family at its index is not checked against one.
+    for (let i = 0; i < spec.clusterIPs.length && i < spec.ipFamilies.length; i++) {
+      const ip = spec.clusterIPs[i]!;
+      const isV6 = ipFamilyOf(ip) === 'IPv6';
       if (spec.ipFamilies[i] === 'IPv4' && isV6) errs.push(invalid([...CLUSTER_IPS, i], ip, `expected an IPv4 value as indicated by \`ipFamilies[${i}]\``));
       if (spec.ipFamilies[i] === 'IPv6' && !isV6) errs.push(invalid([...CLUSTER_IPS, i], ip, `expected an IPv6 value as indicated by \`ipFamilies[${i}]\``));
-    });
+    }
   }
   return errs;
 }
 
 /** Each externalIP must be an IP, and then not a special address. */
 export function validateExternalIPs(svc: CoreService, ctx: ValidationContext): FieldError[] {
-  return svc.spec.externalIPs.flatMap((ip, i) => {
+  const errs: FieldError[] = [];
+  for (let i = 0; i < svc.spec.externalIPs.length; i++) {
+    const ip = svc.spec.externalIPs[i]!;
     const path: FieldPath = ['spec', 'externalIPs', i];
-    const errs = validateIP(path, ip, ctx.ipValidation);
-    return hasErrors(errs) ? errs : [...errs, ...validateEndpointIP(path, ip)];
-  });
+    const ipErrs = validateIP(path, ip, ctx.ipValidation);
+    errs.push(...ipErrs);
+    if (!hasErrors(ipErrs)) errs.push(...validateEndpointIP(path, ip));
+  }
+  return errs;
 }
