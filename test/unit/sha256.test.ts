@@ -20,6 +20,9 @@ describe('sha256 (chain-name hashing) agrees with node:crypto', () => {
   it('on input given in parts: the digest of the parts joined', () => {
     const parts: Array<[string, string, string]> = [['ns1/svc1:p80', 'tcp', '10.180.0.1:80'], ['', 'x'.repeat(70), ''], ['a'.repeat(55), '', 'b'], ['é', 'tcp', '1']];
     for (const [a, b, c] of parts) expect(Buffer.from(sha256(a, b, c)).toString('hex')).toBe(native(a + b + c));
+    // Calls sharing their first two parts reuse those bytes; a grown buffer must not.
+    for (const c of ['10.0.0.1:80', '10.0.0.22:8080', 'z'.repeat(400), '1']) expect(Buffer.from(sha256('ns/a:p', 'tcp', c)).toString('hex')).toBe(native(`ns/a:ptcp${c}`));
+    expect(Buffer.from(sha256('ns/a:p', 'udp', '1')).toString('hex')).toBe(native('ns/a:pudp1'));
     // The reused message buffer must not leak a longer earlier message into a shorter one.
     expect(ours('a'.repeat(300))).toBe(native('a'.repeat(300)));
     expect(ours('abc')).toBe(native('abc'));

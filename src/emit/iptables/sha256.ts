@@ -25,6 +25,11 @@ const W = new Int32Array(64);
 const STATE = new Int32Array(8);
 /** The padded message, reused while it fits (chain-name inputs are well under 200 bytes). */
 let MESSAGE = new Uint8Array(256);
+/** The first two parts of the last message, and their character codes OR-ed together. */
+let lastA = '';
+let lastB = '';
+let lastMessage = MESSAGE;
+let lastHeadCodes = 0;
 
 /**
  * The digest of `a + b + c` as eight big-endian 32-bit words, in an array that the next call
@@ -38,7 +43,15 @@ export function sha256Words(a: string, b = '', c = ''): Int32Array {
   const blocks = ((n + 8) >>> 6) + 1;
   if (MESSAGE.length < blocks * 64) MESSAGE = new Uint8Array(blocks * 64);
   const m = MESSAGE;
-  const ascii = copyCodes(a, m, 0) | copyCodes(b, m, a.length) | copyCodes(c, m, a.length + b.length);
+  // Successive calls often share their first two parts (the KUBE-SEP chains of one service
+  // port): those bytes are still in the message from the last call.
+  if (a !== lastA || b !== lastB || m !== lastMessage) {
+    lastA = a;
+    lastB = b;
+    lastMessage = m;
+    lastHeadCodes = copyCodes(a, m, 0) | copyCodes(b, m, a.length);
+  }
+  const ascii = lastHeadCodes | copyCodes(c, m, a.length + b.length);
   if (ascii > 0x7f) return wordsOf(hash('sha256', a + b + c, 'buffer'));
   m[n] = 0x80;
   m.fill(0, n + 1, blocks * 64 - 8);
