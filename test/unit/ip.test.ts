@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalCIDR, canonicalIP, parseCIDR, parseIP } from '../../src/net/ip.js';
+import { canonicalCIDR, canonicalIP, formatIP, isCanonicalIPv4, parseCIDR, parseIP } from '../../src/net/ip.js';
 
 describe('IP parsing with Go ParseIPSloppy semantics, printed as Go prints', () => {
   it.each([
@@ -40,5 +40,22 @@ describe('CIDR parsing', () => {
 
   it.each(['1.2.3.4', '1.2.3.4/33', '::/129', '1.2.3.4/', '/8', '1.2.3.4/8/8'])('rejects %j', (input) => {
     expect(parseCIDR(input)).toBeUndefined();
+  });
+});
+
+describe('isCanonicalIPv4 (the shortcut that skips parsing)', () => {
+  it('is true exactly when parseIP reads IPv4 text with nothing sloppy that formatIP prints back', () => {
+    const parts = ['0', '00', '1', '01', '9', '10', '99', '100', '127', '255', '256', '999', '1000', '', 'a', ' 1', '-1', '0x1'];
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    for (let k = 0; k < 20000; k++) {
+      const count = 1 + Math.floor(next() * 5);
+      const text = Array.from({ length: count }, () => parts[Math.floor(next() * parts.length)]).join(next() < 0.97 ? '.' : ':');
+      const p = parseIP(text);
+      const canonical = p !== undefined && p.ip.family === 'IPv4' && p.sloppy === undefined && formatIP(p.ip) === text;
+      expect(isCanonicalIPv4(text), JSON.stringify(text)).toBe(canonical);
+    }
+    for (const text of ['10.0.0.1', '255.255.255.255', '0.0.0.0']) expect(isCanonicalIPv4(text)).toBe(true);
+    for (const text of ['010.0.0.1', '1.2.3', '1.2.3.4.', '::ffff:1.2.3.4', '1.2.3.256']) expect(isCanonicalIPv4(text)).toBe(false);
   });
 });
