@@ -6,9 +6,8 @@
  *   kpc-bench-result: {"code":0,"importMs":..,"mainMs":..,"stages":{...},"maxRssKB":..,...}
  *
  * - `stages` are kpc's own stage timers (src/cli/stage-timer.ts: read, validate, ir, emit,
- *   write; they are always collected, KPC_TIMINGS=1 only prints them). They are read here for
- *   every mode: `kpc compile` prints them only in iptables mode, and in ipvs mode nothing times
- *   emit and write, so the harness reports mainMs minus the timed stages as "emit+write".
+ *   write, in both modes; they are always collected, KPC_TIMINGS=1 only prints them). The
+ *   harness reports mainMs minus the timed stages as "other".
  * - `maxRssKB` is getrusage(RUSAGE_SELF).ru_maxrss (`process.resourceUsage().maxRSS`): the
  *   kernel's high-water mark of this process's resident set, the same figure as VmHWM in
  *   /proc/PID/status and `/usr/bin/time -f %M`, taken when kpc has finished.
