@@ -137,4 +137,21 @@ describe('kpc command line', () => {
     expect(r.code).toBeGreaterThan(1);
     expect(existsSync(out)).toBe(false);
   });
+
+  it('a -o that cannot be written is a usage error naming it, for a file, an IPVS bundle and an IPVS delta', async () => {
+    const prev = join(tmp, 'ipvs-prev');
+    expect((await runKpc(['compile', '--proxy-mode', 'ipvs', '-f', QUICKSTART, '-o', prev])).code).toBe(0);
+    const cases = [
+      { args: [], out: join(tmp, 'missing-dir', 'rules.txt') },
+      { args: ['--proxy-mode', 'ipvs'], out: join(tmp, 'missing-dir', 'bundle') },
+      { args: ['--proxy-mode', 'ipvs', '--previous', prev], out: join(tmp, 'missing-dir', 'delta') },
+    ];
+    for (const { args, out } of cases) {
+      const r = await runKpc(['compile', ...args, '-f', QUICKSTART, '-o', out]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`cannot write ${out}: ENOENT`);
+      expect(r.stdout).toBe('');
+      expect(existsSync(out)).toBe(false);
+    }
+  });
 });

@@ -6,6 +6,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { UsageError } from './exit-codes.js';
 
 export interface Io {
   /** Write complete machine output (only called once a command has all of it). */
@@ -107,4 +108,20 @@ function writeAll(fd: number, chunk: string | Uint8Array): void {
   }
   let off = 0;
   while (off < bytes.length) off += writeSync(fd, bytes, off);
+}
+
+/**
+ * Run `write`, which writes `path` (-o): a file-system failure becomes a clear usage error
+ * naming the path and the code (the target directory must exist and be writable). Any other
+ * error is kpc's own, for instance while the chunks of a streamed file are still being made;
+ * it is not a write error and goes on as it is (the atomic writers leave nothing behind).
+ */
+export function explainWriteErrors(path: string, write: () => void): void {
+  try {
+    write();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === undefined) throw e;
+    throw new UsageError(`cannot write ${path}: ${code}`);
+  }
 }

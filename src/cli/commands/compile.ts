@@ -6,7 +6,7 @@
 import { buildRuleset } from '../../emit/iptables/index.js';
 import { renderRuleset } from '../../emit/iptables/render.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
+import { explainWriteErrors, writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
 import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
@@ -71,13 +71,7 @@ function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
   if (flags.output !== undefined) {
     const output = flags.output;
     const files = timed('emit', () => bundleFiles(ir, { standalone }, state));
-    timed('write', () => {
-      try {
-        writeDirectoryAtomic(output, files);
-      } catch (e) {
-        throw new UsageError(`cannot write ${output}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-      }
-    });
+    timed('write', () => explainWriteErrors(output, () => writeDirectoryAtomic(output, files)));
   } else {
     const script = timed('emit', () => renderApplyScript(emitIpvs(ir, { standalone }, state), applyScriptOptions(ir, { inline: true, standalone })));
     timed('write', () => io.stdout([script]));
@@ -96,17 +90,7 @@ function warnOverfullSets(io: Io, state: IpvsState, ir: ProxyIR): void {
   }
 }
 
-/**
- * -o: atomically, or a clear error (the target directory must exist and be writable). The
- * chunks may still be in the making: an error of kpc's own while they are made is not a
- * write error, and leaves no file either.
- */
+/** -o: the text written atomically as it is rendered (see explainWriteErrors for failures). */
 export function writeOutput(path: string, chunks: Iterable<string | Uint8Array>): void {
-  try {
-    writeFileAtomic(path, chunks);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === undefined) throw e;
-    throw new UsageError(`cannot write ${path}: ${code}`);
-  }
+  explainWriteErrors(path, () => writeFileAtomic(path, chunks));
 }

@@ -39,7 +39,7 @@ import {
 } from '../../diff/ipvs/index.js';
 import type { Paint } from '../../diff/report.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { writeDirectoryAtomic, type Io } from '../io.js';
+import { explainWriteErrors, writeDirectoryAtomic, type Io } from '../io.js';
 import { readTextFile } from './previous.js';
 import { RulesReadError } from '../../trace/read.js';
 
@@ -106,11 +106,8 @@ export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDelt
     { name: BUNDLE_FILES.addresses, content: delta.addresses, mode: 0o644 },
     { name: BUNDLE_FILES.applyScript, content: script(false), mode: 0o755 },
   ];
-  try {
-    writeDirectoryAtomic(flags.output, files);
-  } catch (e) {
-    throw new UsageError(`cannot write ${flags.output}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
+  const output = flags.output;
+  explainWriteErrors(output, () => writeDirectoryAtomic(output, files));
   return EXIT.ok;
 }
 
