@@ -17,18 +17,12 @@ import { BUILTIN_CHAINS, duplicateChain, type ChainRules, type Ruleset, type Tab
 import { chainName } from './safe-text.js';
 import { NameKeys } from './chain-sort.js';
 
+/** The order of the buckets chains are sorted in (see the file comment). */
 function chainRank(name: string): number {
   if (name === 'KUBE-NODEPORTS') return 0;
   if (name === 'KUBE-SERVICES') return 1;
   if (name.startsWith('KUBE-')) return 2;
   return 3;
-}
-
-export function compareChains(a: string, b: string): number {
-  const ra = chainRank(a);
-  const rb = chainRank(b);
-  if (ra !== rb) return ra - rb;
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
