@@ -19,6 +19,7 @@ import type { IPFamily } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
 import { timed } from './stage-timer.js';
 import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
+import { goTrimSpace } from '../go/strings.js';
 
 /** The flags of the input/node/knob groups, as commander gives them. */
 export interface CommonFlags extends KnobFlags {
@@ -45,7 +46,7 @@ export class InputErrors extends Error {
 }
 
 function parseNodePortRange(text: string): { min: number; max: number } {
-  const m = /^(\d+)-(\d+)$/.exec(text.trim());
+  const m = /^(\d+)-(\d+)$/.exec(goTrimSpace(text));
   if (!m) throw new UsageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
   const min = Number(m[1]);
   const max = Number(m[2]);

@@ -8,6 +8,7 @@ import type { Node } from '../parser/k8s/types.js';
 import { canonicalCIDR, canonicalIP } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
 import { IPVS_SCHEDULERS, isKnownScheduler } from '../emit/ipvs/scheduler.js';
+import { goTrimSpace } from '../go/strings.js';
 
 /** The flags a command was given (undefined = not given). */
 export interface KnobFlags {
@@ -71,7 +72,7 @@ const DETECT_LOCAL_MODES: readonly DetectLocalMode[] = ['ClusterCIDR', 'NodeCIDR
 /** kube-proxy's `--feature-gates A=true,B=false`. */
 export function parseFeatureGates(text: string): Record<string, boolean> {
   const out: Record<string, boolean> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const part of text.split(',').map(goTrimSpace).filter((s) => s !== '')) {
     const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
     if (!m) throw new UsageError(`--feature-gates: "${part}" is not NAME=true|false`);
     out[m[1]!] = m[2] === 'true';
@@ -96,7 +97,7 @@ function nodeAddresses(node: Node | undefined): string[] {
 }
 
 function checkedCIDRList(flag: string, text: string): string[] {
-  const list = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = text.split(',').map(goTrimSpace).filter((s) => s !== '');
   for (const c of list) if (canonicalCIDR(c) === undefined) throw new UsageError(`${flag}: "${c}" is not a CIDR`);
   return list;
 }
@@ -150,7 +151,7 @@ export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes
 
   // kube-proxy trims and lower-cases the hostname it is given (nodeutil.GetHostname).
   const override = flags.hostnameOverride ?? config.hostnameOverride;
-  const { name, node } = chooseNode(nodes, override === undefined ? undefined : override.trim().toLowerCase());
+  const { name, node } = chooseNode(nodes, override === undefined ? undefined : goTrimSpace(override).toLowerCase());
   const nodeIPs = flags.nodeIp ?? nodeAddresses(node);
   for (const ip of nodeIPs) if (canonicalIP(ip) === undefined) throw new UsageError(`--node-ip: "${ip}" is not an IP address`);
 
@@ -162,7 +163,7 @@ export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes
   if (!Number.isInteger(masqueradeBit) || masqueradeBit < 0 || masqueradeBit > 31) throw new UsageError(`--iptables-masquerade-bit: ${masqueradeBit} is not between 0 and 31`);
 
   const nodePortText = flags.nodeportAddresses;
-  const nodePortAddresses = nodePortText !== undefined ? nodePortText.split(',').map((s) => s.trim()).filter((s) => s !== '') : config.nodePortAddresses ?? [];
+  const nodePortAddresses = nodePortText !== undefined ? nodePortText.split(',').map(goTrimSpace).filter((s) => s !== '') : config.nodePortAddresses ?? [];
   if (!(nodePortAddresses.length === 1 && nodePortAddresses[0] === 'primary')) checkedCIDRList('--nodeport-addresses', nodePortAddresses.join(','));
 
   const gates = { ...(config.featureGates ?? {}), ...(flags.featureGates ? parseFeatureGates(flags.featureGates) : {}) };

@@ -10,6 +10,7 @@ import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
 import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
+import { goTrimSpace } from '../go/strings.js';
 
 /** Objects whose labels opt them out of kube-proxy (its informers filter them). */
 const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
@@ -91,7 +92,11 @@ function sourceRangesOfFamily(texts: readonly string[], family: IPFamily): strin
   let hasZeroPrefix = false;
   for (const t of texts) {
     // kube-proxy trims each entry (the API server accepted it with spaces, a historical accident).
-    const p = parseCIDR(t.trim());
+    const text = goTrimSpace(t);
+    const p = parseCIDR(text);
+    // Validation accepted every range (after the same trim), so a range that does not parse
+    // here is kpc's bug; dropping it would silently open the firewall, so stop instead.
+    if (!p && text !== '') throw new Error(`internal: source range ${JSON.stringify(t)} passed validation but does not parse`);
     if (!p || p.cidr.ip.family !== family) continue;
     if (p.cidr.prefix === 0) hasZeroPrefix = true;
     out.push(formatCIDR(p.cidr));

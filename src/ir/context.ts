@@ -8,6 +8,7 @@
 import { cidrContains, formatCIDR, formatIP, isLoopback, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { LocalDetector, NodeFacts, ProxyKnobs } from './model.js';
 import type { IRContext } from './build.js';
+import { goTrimSpace } from '../go/strings.js';
 
 export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
 
@@ -48,7 +49,7 @@ export interface ProxySettings {
 export function cidrsOfFamily(cidrs: readonly string[], family: IPFamily): string[] {
   const out: string[] = [];
   for (const text of cidrs) {
-    const p = parseCIDR(text.trim());
+    const p = parseCIDR(goTrimSpace(text));
     if (p && p.cidr.ip.family === family) out.push(formatCIDR(p.cidr));
   }
   return out;
@@ -56,7 +57,7 @@ export function cidrsOfFamily(cidrs: readonly string[], family: IPFamily): strin
 
 function firstCIDROfFamily(cidrs: readonly string[], family: IPFamily): string | undefined {
   for (const text of cidrs) {
-    const p = parseCIDR(text.trim());
+    const p = parseCIDR(goTrimSpace(text));
     if (p && p.cidr.ip.family === family) return formatCIDR(p.cidr);
   }
   return undefined;
@@ -100,7 +101,7 @@ export function nodePortCIDRsFor(s: ProxySettings, family: IPFamily): string[] {
   }
   const cidrs: string[] = [];
   for (const text of texts) {
-    const p = parseCIDR(text.trim());
+    const p = parseCIDR(goTrimSpace(text));
     if (!p || p.cidr.ip.family !== family) continue;
     if (p.cidr.prefix === 0) return [];
     cidrs.push(formatCIDR(p.cidr));

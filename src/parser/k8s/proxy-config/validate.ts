@@ -21,6 +21,7 @@ import { parsedIP } from '../validate/ips.js';
 import { formatGoDuration } from './duration.js';
 import { splitHostPort } from './host-port.js';
 import type { At, InternalProxyConfig } from './internal.js';
+import { goTrimSpace } from '../../../go/strings.js';
 
 export const PROXY_MODES = ['iptables', 'ipvs', 'nftables'];
 export const DETECT_LOCAL_MODES = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix', ''];
@@ -90,7 +91,7 @@ function validateHostPort(at: At<string>): FieldError[] {
 
 /** utilnet.ParsePortRange: "", "N", "A-B" or "A+N" within 0-65535, low <= high. */
 export function isValidPortRange(value: string): boolean {
-  const v = value.trim();
+  const v = goTrimSpace(value);
   if (v === '') return true;
   const int = (s: string) => (/^[+-]?\d+$/.test(s) ? Number(s) : NaN);
   const hyphen = v.indexOf('-');

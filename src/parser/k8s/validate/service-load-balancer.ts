@@ -11,18 +11,13 @@ import type { CoreService } from '../model/service.js';
 import type { ValidationContext } from './context.js';
 import { parsedIP, validateCIDR, validateIP } from './ips.js';
 import { isDNS1123Subdomain, validateQualifiedName } from './names.js';
+import { goTrimSpace } from '../../../go/strings.js';
 
 export const LB_SOURCE_RANGES_ANNOTATION = 'service.beta.kubernetes.io/load-balancer-source-ranges';
 export const SUPPORTED_IP_MODES = ['Proxy', 'VIP'];
 
 const LB_ONLY = "may only be used when `type` is 'LoadBalancer'";
 
-/** strings.TrimSpace: Go's unicode.IsSpace set (not JS's \s, which adds U+FEFF and lacks U+0085). */
-const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
-export function trimSpace(s: string): string {
-  return s.replace(TRIM_RE, '');
-}
 
 export function validateSourceRanges(svc: CoreService, ctx: ValidationContext): FieldError[] {
   const errs: FieldError[] = [];
@@ -33,13 +28,13 @@ export function validateSourceRanges(svc: CoreService, ctx: ValidationContext): 
     if (!isLB) errs.push(forbidden(path, LB_ONLY));
     svc.spec.loadBalancerSourceRanges.forEach((value, i) => {
       // Space padding is allowed, "due to a historical accident around transition from the annotation".
-      errs.push(...validateCIDR([...path, i], trimSpace(value), ctx.ipValidation));
+      errs.push(...validateCIDR([...path, i], goTrimSpace(value), ctx.ipValidation));
     });
   } else if (LB_SOURCE_RANGES_ANNOTATION in svc.metadata.annotations) {
     const path: FieldPath = ['metadata', 'annotations', { key: LB_SOURCE_RANGES_ANNOTATION }];
     if (!isLB) errs.push(forbidden(path, LB_ONLY));
-    const val = trimSpace(svc.metadata.annotations[LB_SOURCE_RANGES_ANNOTATION]!);
-    if (val !== '') for (const cidr of val.split(',')) errs.push(...validateCIDR(path, trimSpace(cidr), ctx.ipValidation));
+    const val = goTrimSpace(svc.metadata.annotations[LB_SOURCE_RANGES_ANNOTATION]!);
+    if (val !== '') for (const cidr of val.split(',')) errs.push(...validateCIDR(path, goTrimSpace(cidr), ctx.ipValidation));
   }
   return errs;
 }
