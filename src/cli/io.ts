@@ -17,7 +17,8 @@ export interface Io {
   stderrIsTTY: boolean;
   /** stdout is a terminal (human views may colour it). */
   stdoutIsTTY: boolean;
-  readStdin(): Uint8Array;
+  /** All of stdin, or an InputFileError once it passes maxBytes (see readBoundedFd). */
+  readStdin(maxBytes: number): Uint8Array;
 }
 
 /**

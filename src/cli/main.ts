@@ -3,7 +3,7 @@
  * only bin/kpc.js touches the process.
  */
 
-import { readFileSync } from 'node:fs';
+import { readBoundedFd } from '../parser/input-files.js';
 import { Command, CommanderError, Option } from 'commander';
 import { printDiagnostics, reportNotes } from './report.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
@@ -38,7 +38,7 @@ export function processIo(): Io {
     stderrIsTTY: process.stderr.isTTY === true,
     stdoutIsTTY: process.stdout.isTTY === true,
     // Read fd 0 whole: kpc needs every document before it can write anything.
-    readStdin: () => readFileSync(0),
+    readStdin: (maxBytes) => readBoundedFd(0, '<stdin>', maxBytes),
   };
 }
 

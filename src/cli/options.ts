@@ -34,7 +34,8 @@ export function addInputOptions(cmd: Command): Command {
     .option('-n, --namespace <ns>', 'namespace for objects that name none (as kubectl\'s context namespace)', 'default')
     .option('--config <file>', 'a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); flags override it')
     .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn; clusters before v1.36) or strict').choices(['legacy', 'strict']).default('legacy'))
-    .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767');
+    .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767')
+    .option('--max-input-size <size>', 'the most one input (a file or stdin) may hold, e.g. 2Gi (default 1Gi)');
   return cmd;
 }
 

@@ -4,10 +4,9 @@
  * never as half a result.
  */
 
-import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '../parser/diagnostics.js';
 import { readDocuments } from '../parser/documents.js';
-import { checkText, InputFileError } from '../parser/input-files.js';
+import { checkText, DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { decodeProxyConfig } from '../parser/k8s/proxy-config.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
@@ -29,6 +28,8 @@ export interface CommonFlags extends KnobFlags {
   config?: string;
   ipValidation: 'legacy' | 'strict';
   serviceNodePortRange: string;
+  /** --max-input-size, as given (e.g. 1Gi). */
+  maxInputSize?: string;
   ipFamily?: string;
 }
 
@@ -54,7 +55,18 @@ function parseNodePortRange(text: string): { min: number; max: number } {
   return { min, max };
 }
 
-export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array, progress?: (message: string) => void): Loaded {
+/** --max-input-size: bytes, or a whole number of Ki, Mi or Gi (as Kubernetes quantities write them). */
+export function parseMaxInputSize(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_MAX_INPUT_BYTES;
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(goTrimSpace(text));
+  const units = { Ki: 1 << 10, Mi: 1 << 20, Gi: 1 << 30 } as const;
+  const bytes = m ? Number(m[1]) * (m[2] ? units[m[2] as keyof typeof units] : 1) : NaN;
+  // A Buffer holds at most 4 GiB - 1 bytes on Node 20.
+  if (!(bytes >= 1 && bytes < 4 * 2 ** 30)) throw new UsageError(`--max-input-size: "${text}" is not a size from 1 to 3Gi, like 2Gi, 512Mi or 1048576`);
+  return bytes;
+}
+
+export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Loaded {
   const paths = flags.filename ?? [];
   if (paths.length === 0) throw new UsageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
   const result = loadObjects({
@@ -62,6 +74,7 @@ export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array, progr
     recursive: flags.recursive ?? false,
     defaultNamespace: flags.namespace,
     readStdin,
+    maxInputBytes: parseMaxInputSize(flags.maxInputSize),
     maxErrors: 100,
     ...(progress ? { progress } : {}),
     ipValidation: flags.ipValidation,
@@ -71,17 +84,11 @@ export function loadInput(flags: CommonFlags, readStdin: () => Uint8Array, progr
   return { objects: result.objects, warnings: result.warnings, notes: result.notes };
 }
 
-export function loadConfig(path: string | undefined): { config: ProxyConfigFile; warnings: Diagnostic[] } {
+export function loadConfig(path: string | undefined, maxBytes = DEFAULT_MAX_INPUT_BYTES): { config: ProxyConfigFile; warnings: Diagnostic[] } {
   if (path === undefined) return { config: {}, warnings: [] };
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new UsageError(`--config ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
   let read;
   try {
-    read = readDocuments(checkText(path, bytes));
+    read = readDocuments(checkText(path, readBoundedFile(path, maxBytes)));
   } catch (e) {
     if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
     throw e;
@@ -148,8 +155,8 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
   return { services, slices, nodes };
 }
 
-export function compileInput(flags: CommonFlags, readStdin: () => Uint8Array, progress?: (message: string) => void): Compiled {
-  const { config, warnings: configWarnings } = loadConfig(flags.config);
+export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
+  const { config, warnings: configWarnings } = loadConfig(flags.config, parseMaxInputSize(flags.maxInputSize));
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {

@@ -3,7 +3,7 @@
  * Reads bytes and turns them into text; knows nothing of YAML.
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import type { Diagnostic } from './diagnostics.js';
@@ -31,7 +31,7 @@ function fileError(file: string, message: string, line = 1, column = 1): InputFi
  * Expand `-f` arguments into file paths in a stable order: a directory gives its manifest
  * files sorted by name (and, with `recursive`, those of its subdirectories).
  */
-export function expandPaths(paths: readonly string[], recursive: boolean): string[] {
+export function expandPaths(paths: readonly string[], recursive: boolean, skipped: string[] = []): string[] {
   const out: string[] = [];
   let stdinSeen = false;
   for (const p of paths) {
@@ -47,24 +47,50 @@ export function expandPaths(paths: readonly string[], recursive: boolean): strin
     } catch {
       throw fileError(p, 'no such file or directory');
     }
-    if (st.isDirectory()) out.push(...listDirectory(p, recursive));
+    if (st.isDirectory()) out.push(...listDirectory(p, recursive, skipped));
     else out.push(p);
   }
   return out;
 }
 
-function listDirectory(dir: string, recursive: boolean): string[] {
+function listDirectory(dir: string, recursive: boolean, skipped: string[]): string[] {
   const out: string[] = [];
   const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     const full = join(dir, e.name);
     if (e.isDirectory()) {
-      if (recursive) out.push(...listDirectory(full, recursive));
-    } else if (MANIFEST_EXTENSIONS.some((ext) => e.name.endsWith(ext))) {
-      out.push(full);
+      if (recursive) out.push(...listDirectory(full, recursive, skipped));
+      continue;
     }
+    if (!MANIFEST_EXTENSIONS.some((ext) => e.name.endsWith(ext))) continue;
+    // Only regular files are read from a directory: a FIFO would block forever and a device
+    // (a `*.yaml` symlink to /dev/zero) would never end. Named explicitly with -f, they are
+    // read as streams under the size limit instead.
+    const kind = e.isFile() ? 'file' : nonRegularKind(full);
+    if (kind === 'file') out.push(full);
+    else skipped.push(`skipped ${full}: not a regular file (${kind})`);
   }
   return out;
+}
+
+/** What a directory entry that is not plainly a file is, following symlinks. */
+function nonRegularKind(path: string): string {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    return 'a broken symlink';
+  }
+  return st.isFile() ? 'file' : describeFileType(st);
+}
+
+function describeFileType(st: Stats): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a directory';
+  return 'not a regular file';
 }
 
 /**
@@ -74,24 +100,126 @@ function listDirectory(dir: string, recursive: boolean): string[] {
  */
 export function checkText(name: string, bytes: Uint8Array): Source {
   const nul = bytes.indexOf(0);
-  if (nul >= 0) throw fileError(name, `not a text file: NUL byte at offset ${nul}; manifests are UTF-8 YAML or JSON`);
+  if (nul >= 0) throw nulError(name, nul);
   if (!isUtf8(bytes)) throw fileError(name, 'not a text file: invalid UTF-8; manifests are UTF-8 YAML or JSON');
   // A byte-order mark is not part of the text.
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
   return { name, bytes };
 }
 
-export function readSource(path: string, readStdin: () => Uint8Array): Source {
-  if (path === '-') return checkText('<stdin>', readStdin());
-  let bytes: Buffer;
+/** How much one input (a file, stdin) may hold unless --max-input-size says otherwise. */
+export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024 * 1024;
+
+/** A byte count as the size flag writes it: 1Gi, 512Mi, 64Ki or plain bytes. */
+export function formatSize(bytes: number): string {
+  for (const [unit, size] of [['Gi', 1 << 30], ['Mi', 1 << 20], ['Ki', 1 << 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+export class InputTooLargeError extends InputFileError {}
+
+export function inputTooLarge(name: string, maxBytes: number, size?: number): InputTooLargeError {
+  const seen = size === undefined ? 'the stream went on past it' : `it holds ${size} bytes`;
+  return new InputTooLargeError({
+    file: name,
+    line: 1,
+    column: 1,
+    path: '',
+    message: `input too large: over the limit of ${formatSize(maxBytes)} per input (${seen}); raise it with --max-input-size`,
+    severity: 'error',
+  });
+}
+
+function nulError(name: string, offset: number): InputFileError {
+  return fileError(name, `not a text file: NUL byte at offset ${offset}; manifests are UTF-8 YAML or JSON`);
+}
+
+/** Sleep without a timer (the readers are synchronous): for a non-blocking stdin that has no data yet. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Read an open file descriptor to its end, but never more than maxBytes: a regular file is
+ * refused from its size before anything is read; a stream (stdin, a FIFO, a device) is read
+ * in pieces and stopped as soon as it passes the limit, or at the first NUL byte (binary
+ * data such as /dev/zero is not text, and need not be read to the end to know it).
+ */
+export function readBoundedFd(fd: number, name: string, maxBytes: number): Buffer {
+  const st = fstatSync(fd);
+  if (st.isFile()) {
+    if (st.size > maxBytes) throw inputTooLarge(name, maxBytes, st.size);
+    // The common case: one buffer of the file's size (plus one byte to notice growth).
+    const buf = Buffer.allocUnsafe(st.size + 1);
+    const length = readInto(fd, name, buf, 0);
+    if (length <= st.size) return buf.subarray(0, length);
+    return readStream(fd, name, maxBytes, buf);
+  }
+  return readStream(fd, name, maxBytes);
+}
+
+/** Read into buf from offset until it is full or the input ends; the new end. */
+function readInto(fd: number, name: string, buf: Buffer, offset: number, base = 0): number {
+  let length = offset;
+  while (length < buf.length) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, length, buf.length - length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        pause(5);
+        continue;
+      }
+      if (code === 'EOF') break;
+      throw e;
+    }
+    if (n === 0) break;
+    const nul = buf.subarray(length, length + n).indexOf(0);
+    if (nul >= 0) throw nulError(name, base + length + nul);
+    length += n;
+  }
+  return length;
+}
+
+const STREAM_PIECE = 8 << 20;
+
+/** A stream, or a file that grew while read: pieces of 8 MiB, joined once at the end. */
+function readStream(fd: number, name: string, maxBytes: number, first?: Buffer): Buffer {
+  const pieces: Buffer[] = first ? [first] : [];
+  let total = first?.length ?? 0;
+  for (;;) {
+    const piece = Buffer.allocUnsafe(STREAM_PIECE);
+    const n = readInto(fd, name, piece, 0, total);
+    total += n;
+    if (total > maxBytes) throw inputTooLarge(name, maxBytes);
+    pieces.push(n === piece.length ? piece : piece.subarray(0, n));
+    if (n < piece.length) break;
+  }
+  return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, total);
+}
+
+/** A named input file, under the size limit (see readBoundedFd). */
+export function readBoundedFile(path: string, maxBytes: number): Buffer {
+  let fd: number;
   try {
-    bytes = readFileSync(path);
+    fd = openSync(path, 'r');
   } catch (e) {
     throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  return checkText(path, bytes);
+  try {
+    return readBoundedFd(fd, path, maxBytes);
+  } catch (e) {
+    if (e instanceof InputFileError) throw e;
+    throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
-export function readStdinSync(): Uint8Array {
-  return readFileSync(0);
+export function readSource(path: string, readStdin: (maxBytes: number) => Uint8Array, maxBytes: number): Source {
+  if (path === '-') return checkText('<stdin>', readStdin(maxBytes));
+  return checkText(path, readBoundedFile(path, maxBytes));
 }

@@ -16,7 +16,9 @@ export interface LoadOptions extends DecodeOptions {
   recursive: boolean;
   /** Namespace for namespaced objects that name none (kubectl's context namespace). */
   defaultNamespace: string;
-  readStdin: () => Uint8Array;
+  readStdin: (maxBytes: number) => Uint8Array;
+  /** The most one input (a file or stdin) may hold (--max-input-size). */
+  maxInputBytes: number;
   /** Stop collecting after this many errors (a flood helps nobody). */
   maxErrors: number;
   /** Told what is being read, now and then (the CLI shows it on a terminal). */
@@ -62,7 +64,9 @@ export function loadObjects(options: LoadOptions): LoadResult {
   const result: LoadResult = { objects: [], errors: [], warnings: [], notes: [] };
   let files: string[];
   try {
-    files = expandPaths(options.paths, options.recursive);
+    const skipped: string[] = [];
+    files = expandPaths(options.paths, options.recursive, skipped);
+    result.notes.push(...skipped);
   } catch (e) {
     if (e instanceof InputFileError) return { ...result, errors: [e.diagnostic] };
     throw e;
@@ -72,7 +76,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
   for (const file of files) {
     let fileResult: FileResult;
     try {
-      const opened = timed('read', () => openDocuments(readSource(file, options.readStdin)));
+      const opened = timed('read', () => openDocuments(readSource(file, options.readStdin, options.maxInputBytes)));
       fileResult = loadOpened(file, opened, result, options);
     } catch (e) {
       if (e instanceof InputFileError) {

@@ -4,6 +4,7 @@
 
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
+import { inputTooLarge } from '../../src/parser/input-files.js';
 
 export interface KpcRun {
   code: number;
@@ -23,7 +24,11 @@ export async function runKpc(args: readonly string[], stdin: string | Uint8Array
     },
     stderrIsTTY: false,
     stdoutIsTTY: false,
-    readStdin: () => (typeof stdin === 'string' ? Buffer.from(stdin) : stdin),
+    readStdin: (maxBytes) => {
+      const bytes = typeof stdin === 'string' ? Buffer.from(stdin) : stdin;
+      if (bytes.length > maxBytes) throw inputTooLarge('<stdin>', maxBytes, bytes.length);
+      return bytes;
+    },
   };
   const code = await main(args, io);
   return { code, stdout, stderr };

@@ -2,16 +2,18 @@
  * Reading a previous state (`--previous PATH`): kpc's own output or a node's iptables-save.
  */
 
-import { readFileSync } from 'node:fs';
+import { DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../../parser/input-files.js';
 import { readState, type IptablesState, type RuleFacts } from '../../diff/state.js';
 import { RulesReadError } from '../../trace/read.js';
 import { UsageError } from '../exit-codes.js';
 
-export function readTextFile(path: string, what: string): string {
+/** A text input named by a flag (--previous, --golden, --rules), under the input size limit. */
+export function readTextFile(path: string, what: string, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readBoundedFile(path, maxBytes).toString('utf8');
   } catch (e) {
-    throw new UsageError(`${what} ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    if (e instanceof InputFileError) throw new UsageError(`${what} ${path}: ${e.diagnostic.message}`);
+    throw e;
   }
 }
 

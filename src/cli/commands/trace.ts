@@ -5,7 +5,8 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { readFileSync } from 'node:fs';
+import { DEFAULT_MAX_INPUT_BYTES } from '../../parser/input-files.js';
+import { readTextFile } from './previous.js';
 import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
 import { emitIptablesText } from '../../emit/iptables/index.js';
@@ -53,12 +54,8 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 }
 
 function readRulesFile(path: string, io: Io): string {
-  if (path === '-') return Buffer.from(io.readStdin()).toString('utf8');
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--rules ${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
+  if (path === '-') return Buffer.from(io.readStdin(DEFAULT_MAX_INPUT_BYTES)).toString('utf8');
+  return readTextFile(path, '--rules');
 }
 
 /** The JSON view: the contract's keys first (cli.md), then the detail. */

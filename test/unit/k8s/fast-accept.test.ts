@@ -44,7 +44,7 @@ describe('the compiled acceptor never accepts what zod would not take as it is',
     let accepted = 0;
     let checked = 0;
     for (const file of manifests(join(import.meta.dirname, '..', '..', '..', 'fixtures'))) {
-      for (const { value } of readDocuments(readSource(file, () => new Uint8Array())).objects) {
+      for (const { value } of readDocuments(readSource(file, () => new Uint8Array(), 1 << 30)).objects) {
         const kind = (value as { kind?: unknown }).kind;
         if (typeof kind !== 'string' || !SCHEMAS[kind]) continue;
         for (const damage of [undefined, ...DAMAGE]) {
