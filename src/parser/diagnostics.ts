@@ -25,6 +25,12 @@ export interface FieldError {
   /** The API server's ErrorBody text, e.g. `Required value` or `Invalid value: "x": ...`. */
   message: string;
   severity: Severity;
+  /**
+   * Warnings of one group are shown a few at a time and then counted (one orphan slice per
+   * Service of a namespace is one story, not 20,000 lines); without a group, warnings with
+   * the same path and message form a group.
+   */
+  group?: string;
 }
 
 /** Where an object came from; only the reader creates these. */

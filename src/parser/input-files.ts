@@ -147,21 +147,21 @@ function pause(ms: number): void {
  * in pieces and stopped as soon as it passes the limit, or at the first NUL byte (binary
  * data such as /dev/zero is not text, and need not be read to the end to know it).
  */
-export function readBoundedFd(fd: number, name: string, maxBytes: number): Buffer {
+export function readBoundedFd(fd: number, name: string, maxBytes: number, stopAtNul = true): Buffer {
   const st = fstatSync(fd);
   if (st.isFile()) {
     if (st.size > maxBytes) throw inputTooLarge(name, maxBytes, st.size);
     // The common case: one buffer of the file's size (plus one byte to notice growth).
     const buf = Buffer.allocUnsafe(st.size + 1);
-    const length = readInto(fd, name, buf, 0);
+    const length = readInto(fd, name, buf, 0, 0, stopAtNul);
     if (length <= st.size) return buf.subarray(0, length);
-    return readStream(fd, name, maxBytes, buf);
+    return readStream(fd, name, maxBytes, stopAtNul, buf);
   }
-  return readStream(fd, name, maxBytes);
+  return readStream(fd, name, maxBytes, stopAtNul);
 }
 
 /** Read into buf from offset until it is full or the input ends; the new end. */
-function readInto(fd: number, name: string, buf: Buffer, offset: number, base = 0): number {
+function readInto(fd: number, name: string, buf: Buffer, offset: number, base: number, stopAtNul: boolean): number {
   let length = offset;
   while (length < buf.length) {
     let n: number;
@@ -177,7 +177,7 @@ function readInto(fd: number, name: string, buf: Buffer, offset: number, base = 
       throw e;
     }
     if (n === 0) break;
-    const nul = buf.subarray(length, length + n).indexOf(0);
+    const nul = stopAtNul ? buf.subarray(length, length + n).indexOf(0) : -1;
     if (nul >= 0) throw nulError(name, base + length + nul);
     length += n;
   }
@@ -187,12 +187,12 @@ function readInto(fd: number, name: string, buf: Buffer, offset: number, base = 
 const STREAM_PIECE = 8 << 20;
 
 /** A stream, or a file that grew while read: pieces of 8 MiB, joined once at the end. */
-function readStream(fd: number, name: string, maxBytes: number, first?: Buffer): Buffer {
+function readStream(fd: number, name: string, maxBytes: number, stopAtNul: boolean, first?: Buffer): Buffer {
   const pieces: Buffer[] = first ? [first] : [];
   let total = first?.length ?? 0;
   for (;;) {
     const piece = Buffer.allocUnsafe(STREAM_PIECE);
-    const n = readInto(fd, name, piece, 0, total);
+    const n = readInto(fd, name, piece, 0, total, stopAtNul);
     total += n;
     if (total > maxBytes) throw inputTooLarge(name, maxBytes);
     pieces.push(n === piece.length ? piece : piece.subarray(0, n));
@@ -201,8 +201,11 @@ function readStream(fd: number, name: string, maxBytes: number, first?: Buffer):
   return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, total);
 }
 
-/** A named input file, under the size limit (see readBoundedFd). */
-export function readBoundedFile(path: string, maxBytes: number): Buffer {
+/**
+ * A named input file, under the size limit (see readBoundedFd). Rules files (--previous)
+ * are not stopped at a NUL byte: their reader reports the line that is not a rule.
+ */
+export function readBoundedFile(path: string, maxBytes: number, stopAtNul = true): Buffer {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -210,7 +213,7 @@ export function readBoundedFile(path: string, maxBytes: number): Buffer {
     throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
   try {
-    return readBoundedFd(fd, path, maxBytes);
+    return readBoundedFd(fd, path, maxBytes, stopAtNul);
   } catch (e) {
     if (e instanceof InputFileError) throw e;
     throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);

@@ -21,7 +21,12 @@ export class LineIndex {
   private countedTo = 0;
   private countedLine = 1;
 
-  constructor(private readonly bytes: Uint8Array) {}
+  private readonly nextNewline: (from: number) => number;
+
+  /** Over a file's bytes (columns in bytes) or over decoded text (columns in UTF-16 units). */
+  constructor(source: Uint8Array | string) {
+    this.nextNewline = typeof source === 'string' ? (from) => source.indexOf('\n', from) : (from) => source.indexOf(NEWLINE, from);
+  }
 
   /** 1-based line and column of a byte offset (columns in bytes). */
   at(offset: number): { line: number; column: number } {
@@ -37,7 +42,7 @@ export class LineIndex {
     // Walk the (at most STRIDE) newlines between the checkpoint and the offset.
     let line = lo * LineIndex.STRIDE + 1;
     let lineStart = cps[lo]!;
-    for (let nl = this.bytes.indexOf(NEWLINE, lineStart); nl >= 0 && nl < offset; nl = this.bytes.indexOf(NEWLINE, nl + 1)) {
+    for (let nl = this.nextNewline(lineStart); nl >= 0 && nl < offset; nl = this.nextNewline(nl + 1)) {
       line++;
       lineStart = nl + 1;
     }
@@ -47,7 +52,7 @@ export class LineIndex {
   /** Count lines (keeping checkpoints) until the counted part covers `offset`. */
   private countTo(offset: number): void {
     while (this.countedTo >= 0 && this.countedTo <= offset) {
-      const nl = this.bytes.indexOf(NEWLINE, this.countedTo);
+      const nl = this.nextNewline(this.countedTo);
       if (nl < 0) {
         this.countedTo = -1;
         return;

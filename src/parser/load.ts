@@ -91,16 +91,17 @@ export function loadObjects(options: LoadOptions): LoadResult {
     for (const { origin, warning } of fileResult.warnings) warnings.add(origin, warning);
     defaulted += fileResult.defaulted;
   }
+  if (result.errors.length === 0) {
+    for (const { index, error } of timed('validate', () => checkAcrossObjects(result.objects))) {
+      const origin = result.objects[index]!.origin;
+      if (error.severity === 'error') result.errors.push(locateError(origin, error));
+      else warnings.add(origin, error);
+    }
+  }
   result.warnings.push(...warnings.located);
   result.notes.push(...warnings.summary());
   if (defaulted > 0) {
     result.notes.push(`${defaulted} object(s) without metadata.namespace were read as namespace "${options.defaultNamespace}" (as kubectl does)`);
-  }
-  if (result.errors.length === 0) {
-    for (const { index, error } of timed('validate', () => checkAcrossObjects(result.objects))) {
-      const d = locateError(result.objects[index]!.origin, error);
-      (error.severity === 'error' ? result.errors : result.warnings).push(d);
-    }
   }
   result.errors.splice(options.maxErrors);
   return result;
@@ -174,7 +175,7 @@ class WarningCollector {
   private readonly counts = new Map<string, number>();
 
   add(origin: ObjectOrigin, w: FieldError): void {
-    const key = `${formatFieldPath(w.path).replace(/\[\d+\]/g, '[]')}: ${w.message}`;
+    const key = w.group ?? `${formatFieldPath(w.path).replace(/\[\d+\]/g, '[]')}: ${w.message}`;
     const n = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, n);
     if (n <= WarningCollector.PER_MESSAGE) this.located.push(locateError(origin, w));
@@ -183,7 +184,8 @@ class WarningCollector {
   summary(): string[] {
     const out: string[] = [];
     for (const [key, n] of this.counts) {
-      if (n > WarningCollector.PER_MESSAGE) out.push(`${n - WarningCollector.PER_MESSAGE} more warning(s) like "${key}"`);
+      const more = n - WarningCollector.PER_MESSAGE;
+      if (more > 0) out.push(`${more} more warning(s) ${key.includes(': ') ? `like "${key}"` : `of this kind: ${key}`}`);
     }
     return out;
   }

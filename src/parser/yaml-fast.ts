@@ -19,6 +19,7 @@
 
 import * as jsyaml from 'js-yaml';
 import { isYaml11Ambiguous } from './yaml-ambiguity.js';
+import type { LineIndex } from './lines.js';
 
 /** What the fast path found: each top-level document's value and where each object starts. */
 export interface FastDocument {
@@ -107,10 +108,9 @@ function isClean(root: unknown, maxScalar: number): boolean {
  * The text of one object re-parsable on its own with unchanged line and column numbers:
  * the lines it spans, with everything before it on its first line blanked (a `- ` marker).
  */
-export function objectText(text: string, span: { start: number; end: number }): { text: string; firstLine: number } {
+export function objectText(text: string, span: { start: number; end: number }, lines: LineIndex): { text: string; firstLine: number } {
   const lineStart = text.lastIndexOf('\n', span.start - 1) + 1;
-  let firstLine = 1;
-  for (let k = text.indexOf('\n'); k >= 0 && k < lineStart; k = text.indexOf('\n', k + 1)) firstLine++;
+  const firstLine = lines.at(lineStart).line;
   const lead = text.slice(lineStart, span.start).replace(/[^\s]/g, ' ');
   return { text: lead + text.slice(span.start, span.end), firstLine };
 }

@@ -7,7 +7,7 @@ import { buildRuleset } from '../../emit/iptables/index.js';
 import { renderRuleset } from '../../emit/iptables/render.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { explainWriteErrors, writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
-import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
+import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
 import { printDiagnostics, reportNotes } from '../report.js';
@@ -66,6 +66,7 @@ function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
   const state = timed('emit', () => syncIpvs(ir));
   // A full bundle and a delta both program the sets: both are told when one overflows.
   warnOverfullSets(io, state, ir);
+  warnRefusedEntries(io, state);
   if (flags.previous !== undefined) return compileIpvsDelta(ir, state, { ...flags, previous: flags.previous }, io);
   const standalone = flags.standalone ?? false;
   if (flags.output !== undefined) {
@@ -86,6 +87,16 @@ function warnOverfullSets(io: Io, state: IpvsState, ir: ProxyIR): void {
     io.stderr(
       `warning: ipset ${name} would hold ${size} entries; kube-proxy creates it with maxelem ${SET_MAX_ELEMENTS}, ` +
         `so the kernel refuses the rest ("Hash is full"): kube-proxy logs an error for each, and ipset restore of this output stops there\n`,
+    );
+  }
+}
+
+/** Entries the kernel refuses are left out, as kube-proxy ends up without them; say which. */
+function warnRefusedEntries(io: Io, state: IpvsState): void {
+  for (const { set, entry, spn } of state.refused) {
+    io.stderr(
+      `warning: ${spn}: ipset ${setName(set, state.family)} entry "${entry}" has the unspecified address, which the kernel refuses ` +
+        `("Kernel error received: Invalid argument"); kube-proxy logs the error and goes on without it, and so does this output\n`,
     );
   }
 }

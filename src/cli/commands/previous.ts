@@ -10,7 +10,7 @@ import { UsageError } from '../exit-codes.js';
 /** A text input named by a flag (--previous, --golden, --rules), under the input size limit. */
 export function readTextFile(path: string, what: string, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
   try {
-    return readBoundedFile(path, maxBytes).toString('utf8');
+    return readBoundedFile(path, maxBytes, false).toString('utf8');
   } catch (e) {
     if (e instanceof InputFileError) throw new UsageError(`${what} ${path}: ${e.diagnostic.message}`);
     throw e;

@@ -6,7 +6,7 @@
 
 import type { Protocol } from '../../ir/model.js';
 import type { IPFamily } from '../../net/ip.js';
-import type { SetEntries } from './sets.js';
+import type { SetEntries, SetKey } from './sets.js';
 
 /** A destination: always masquerade (`-m`) with weight 1 (kube-proxy never writes another). */
 export interface RealServer {
@@ -52,6 +52,16 @@ export interface IpvsState {
   noNodeAccess: NoNodeAccessEntry[];
   /** The node addresses that got node-port virtual servers, sorted. */
   nodePortIPs: string[];
+  /** Set entries the kernel would refuse, left out (kube-proxy logs each and goes on), in sync order. */
+  refused: RefusedEntry[];
+}
+
+/** An ipset entry left out because the kernel refuses it (an unspecified address). */
+export interface RefusedEntry {
+  set: SetKey;
+  entry: string;
+  /** The service port that wanted it. */
+  spn: string;
 }
 
 /** kube-proxy's VirtualServer.String(): `ip:port/PROTOCOL` (IPv6 in brackets). */

@@ -18,7 +18,10 @@
  * Then KUBE-IPVS-IPS := the bound addresses.
  *
  * Entry validation failures that kube-proxy logs and skips cannot happen here: the IR holds
- * canonical addresses and valid ports only.
+ * canonical addresses and valid ports only. What the kernel then refuses, kpc leaves out and
+ * reports (IpvsState.refused): an entry whose address is unspecified (0.0.0.0 or ::, which
+ * the API server accepts as a LoadBalancer ingress IP) makes `ipset add` fail with "Kernel
+ * error received: Invalid argument"; kube-proxy logs that error and goes on without the entry.
  */
 
 import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
@@ -30,7 +33,7 @@ import { realServerEndpoints } from './real-servers.js';
 import { canonicalIPValue, safeCIDR, UnsafeOutputError } from './safe-text.js';
 import { effectiveScheduler, schedulerFlags } from './scheduler.js';
 import { emptySetEntries, type SetEntries, type SetKey } from './sets.js';
-import { virtualServerKey, type IpvsState, type NoNodeAccessEntry, type RealServer, type VirtualServer, type VirtualServerKind } from './state.js';
+import { virtualServerKey, type IpvsState, type NoNodeAccessEntry, type RefusedEntry, type RealServer, type VirtualServer, type VirtualServerKind } from './state.js';
 
 const NODE_PORT_SETS: Record<'tcp' | 'udp' | 'sctp', { all: SetKey; local: SetKey }> = {
   tcp: { all: 'KUBE-NODE-PORT-TCP', local: 'KUBE-NODE-PORT-LOCAL-TCP' },
@@ -43,10 +46,27 @@ class SyncState {
   readonly virtualServers = new Map<string, VirtualServer>();
   readonly bind = new Set<string>();
   readonly noNodeAccess: NoNodeAccessEntry[] = [];
+  readonly refused: RefusedEntry[] = [];
+  /** The service port being synced, named in refusals. */
+  spn = '';
 
   add(set: SetKey, entry: string): void {
-    this.sets.get(set)!.add(entry);
+    if (hasUnspecifiedAddress(entry)) this.refused.push({ set, entry, spn: this.spn });
+    else this.sets.get(set)!.add(entry);
   }
+
+  /** `ip addr add 0.0.0.0/32 dev kube-ipvs0` succeeds and adds nothing; so nothing is bound. */
+  bindAddress(ip: string): void {
+    if (!isUnspecified(ip)) this.bind.add(ip);
+  }
+}
+
+const isUnspecified = (ip: string) => ip === '0.0.0.0' || ip === '::';
+
+/** The entry's first field is its address (set entries are `ip`, `ip,proto:port[,...]` or a port). */
+function hasUnspecifiedAddress(entry: string): boolean {
+  const comma = entry.indexOf(',');
+  return isUnspecified(comma < 0 ? entry : entry.slice(0, comma));
 }
 
 interface PortContext {
@@ -66,6 +86,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
   for (const sp of ir.servicePorts) {
     const proto = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
     const pc: PortContext = { ir, sp, proto, cat: categorizeEndpoints(sp, ir.node, ir.knobs.nodeHints), state };
+    state.spn = sp.spn;
 
     // Traffic that loops back to its originator gets SNAT: every local endpoint, whatever its state.
     for (const ep of sp.endpoints) {
@@ -74,13 +95,13 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
 
     state.add('KUBE-CLUSTER-IP', `${sp.clusterIP},${proto}:${sp.port}`);
     addVirtualServer(pc, sp.clusterIP, sp.port, 'cluster-ip', sp.internalPolicyLocal);
-    state.bind.add(sp.clusterIP);
+    state.bindAddress(sp.clusterIP);
 
     for (const ip of sp.externalIPs) {
       state.add(sp.externalPolicyLocal ? 'KUBE-EXTERNAL-IP-LOCAL' : 'KUBE-EXTERNAL-IP', `${ip},${proto}:${sp.port}`);
       addVirtualServer(pc, ip, sp.port, 'external-ip', sp.externalPolicyLocal);
       // Never bind an address another interface of the node already has.
-      if (!nodeAddresses.has(ip)) state.bind.add(ip);
+      if (!nodeAddresses.has(ip)) state.bindAddress(ip);
     }
 
     for (const ip of sp.loadBalancerVIPs) {
@@ -101,7 +122,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
         else state.noNodeAccess.push({ ip, protocol: proto, port: sp.port });
       }
       addVirtualServer(pc, ip, sp.port, 'load-balancer', sp.externalPolicyLocal);
-      if (!nodeAddresses.has(ip)) state.bind.add(ip);
+      if (!nodeAddresses.has(ip)) state.bindAddress(ip);
     }
 
     if (sp.nodePort !== 0) {
@@ -128,6 +149,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
     bindAddresses,
     noNodeAccess: state.noNodeAccess,
     nodePortIPs: npIPs,
+    refused: state.refused,
   };
 }
 

@@ -100,19 +100,19 @@ function checkSliceOwners(objects: ReadonlyArray<{ object: KubeObject }>, out: C
     const serviceName = object.metadata.labels[SERVICE_NAME_LABEL];
     if (serviceName === undefined || serviceName === '') {
       const e = required(labelPath, `no ${SERVICE_NAME_LABEL} label set on endpoint slice; kube-proxy ignores this slice`);
-      out.push({ index, error: fieldWarning(e.path, e.message) });
+      out.push({ index, error: { ...fieldWarning(e.path, e.message), group: 'EndpointSlice without a service-name label' } });
       return;
     }
     const svc = services.get(`${object.metadata.namespace}/${serviceName}`);
     if (svc === undefined) {
       const e = notFound(labelPath, serviceName, `no Service ${object.metadata.namespace}/${serviceName} in the input; kube-proxy programs nothing for this slice`);
-      out.push({ index, error: fieldWarning(e.path, e.message) });
+      out.push({ index, error: { ...fieldWarning(e.path, e.message), group: 'EndpointSlice whose Service is not in the input' } });
       return;
     }
     const families = svc.spec.ipFamilies as string[];
     if (object.addressType !== 'FQDN' && families.length > 0 && !families.includes(object.addressType)) {
       const e = invalid(['addressType'], asJSON(object.addressType), `the Service has ipFamilies ${JSON.stringify(families)}; kube-proxy ignores these endpoints`);
-      out.push({ index, error: fieldWarning(e.path, e.message) });
+      out.push({ index, error: { ...fieldWarning(e.path, e.message), group: 'EndpointSlice of a family its Service does not have' } });
     }
   });
 }

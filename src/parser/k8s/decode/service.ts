@@ -12,7 +12,7 @@ import { toKubeService } from '../kube-objects.js';
 import { serviceSchema, toCoreService } from '../schema/service.js';
 import { hasErrors, type ValidationContext } from '../validate/context.js';
 import { validateService } from '../validate/service.js';
-import { allocateNodePorts, requireClusterIP } from '../validate/service-allocation.js';
+import { allocateClusterIPs, allocateNodePorts, requireClusterIP } from '../validate/service-allocation.js';
 import { validateServiceClusterIPsRelatedFields } from '../validate/service-cluster-ips.js';
 import { serviceWarnings } from '../validate/service-warnings.js';
 import type { DecodeOptions } from './options.js';
@@ -29,6 +29,7 @@ export function decodeService(raw: unknown, opts: DecodeOptions): DecodeResult {
     // reported once, by ValidateService below.
     const clusterIPFieldsValid = !hasErrors(validateServiceClusterIPsRelatedFields(svc, ctx));
     report.add(...initIPFamilyFields(svc, clusterIPFieldsValid));
+    if (clusterIPFieldsValid) report.add(...allocateClusterIPs(svc));
     report.add(...allocateNodePorts(svc, opts.nodePortRange));
     report.add(...requireClusterIP(svc));
     report.add(...validateService(svc, ctx));

@@ -10,7 +10,10 @@
 
 import type { FieldError, FieldPath } from '../../diagnostics.js';
 import { asWarning, internalError, invalid, required } from '../field-errors.js';
-import { needsHealthCheck, type CoreService } from '../model/service.js';
+import { isHeadless, needsHealthCheck, type CoreService } from '../model/service.js';
+import { asJSON } from '../go-format.js';
+import { isUnspecified } from '../../../net/ip.js';
+import { parsedIP } from './ips.js';
 
 export interface NodePortRange {
   min: number;
@@ -31,6 +34,26 @@ export function requireClusterIP(svc: CoreService): FieldError[] {
   if (svc.spec.type === 'ExternalName') return [];
   if (svc.spec.clusterIP !== '' || svc.spec.clusterIPs.length !== 0) return [];
   return [required(['spec', 'clusterIP'], `not allocated; kpc needs the cluster IP a cluster assigned (${NOT_ALLOCATED})`)];
+}
+
+/** ipallocator.ErrMismatchedNetwork: no ServiceCIDR of the cluster holds the address. */
+const MISMATCHED_NETWORK = 'the provided network does not match the current range';
+
+/**
+ * allocClusterIPs for the one address no cluster can have allocated: the unspecified address
+ * (0.0.0.0, ::) is the network address of any range that contains it, and the allocator never
+ * hands out a range's network address. Other addresses need the cluster's ServiceCIDRs to judge.
+ * Called only when the cluster IP fields are valid, so every address parses.
+ */
+export function allocateClusterIPs(svc: CoreService): FieldError[] {
+  if (svc.spec.type === 'ExternalName' || isHeadless(svc)) return [];
+  for (const ip of svc.spec.clusterIPs) {
+    const parsed = parsedIP(ip);
+    if (parsed && isUnspecified(parsed)) {
+      return [invalid(['spec', 'clusterIPs'], asJSON(svc.spec.clusterIPs), `failed to allocate IP ${ip}: ${MISMATCHED_NETWORK}`)];
+    }
+  }
+  return [];
 }
 
 /** A port allocator for one Service: the cluster-wide bitmap, seen by one request. */
