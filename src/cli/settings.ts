@@ -9,6 +9,7 @@ import { canonicalCIDR, canonicalIP } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
 import { IPVS_SCHEDULERS, isKnownScheduler } from '../emit/ipvs/scheduler.js';
 import { goTrimSpace } from '../go/strings.js';
+import { interfaceNameProblem } from '../parser/k8s/proxy-config/validate.js';
 
 /** The flags a command was given (undefined = not given). */
 export interface KnobFlags {
@@ -187,8 +188,9 @@ export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes
     preferSameTrafficDistribution: gates['PreferSameTrafficDistribution'] ?? true,
     ...resolveIpvsSettings(flags, config, mode),
   };
-  for (const [flag, value] of [['--pod-bridge-interface', proxy.bridgeInterface], ['--pod-interface-name-prefix', proxy.interfaceNamePrefix]] as const) {
-    if (value !== '' && !/^[A-Za-z0-9_.@-]{1,15}$/.test(value)) throw new UsageError(`${flag}: "${value}" is not an interface name`);
+  for (const [flag, value] of [['--pod-bridge-interface', flags.podBridgeInterface], ['--pod-interface-name-prefix', flags.podInterfaceNamePrefix]] as const) {
+    const problem = value === undefined ? undefined : interfaceNameProblem(value);
+    if (problem !== undefined) throw new UsageError(`${flag}: "${value}" ${problem}`);
   }
   if (proxy.detectLocalMode === 'BridgeInterface' && proxy.bridgeInterface === '') throw new UsageError('--detect-local-mode BridgeInterface needs --pod-bridge-interface');
   if (proxy.detectLocalMode === 'InterfaceNamePrefix' && proxy.interfaceNamePrefix === '') throw new UsageError('--detect-local-mode InterfaceNamePrefix needs --pod-interface-name-prefix');

@@ -14,6 +14,7 @@ import { Buffer } from 'node:buffer';
 import type { Source } from './input-files.js';
 import { findJsonSyntaxError, scanJsonList } from './json-list.js';
 import { LineIndex, scanLines } from './lines.js';
+import { countKeysInText, countKeysInValue, findDuplicateKey, type DuplicateKey } from './json-duplicates.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
 import { objectText, parseYAMLFast } from './yaml-fast.js';
 
@@ -32,6 +33,8 @@ export const LIMITS = {
 export interface RawObject {
   value: unknown;
   origin: ObjectOrigin;
+  /** Problems of the object's text that parsing let through (a duplicate key); not decoded then. */
+  problems?: Diagnostic[];
 }
 
 export interface ReadResult {
@@ -91,11 +94,30 @@ function readWholeFile(src: Source): ReadResult {
     return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, `file is ${src.bytes.length} bytes; kpc reads larger inputs only as a JSON List (kubectl get -o json) or split into several files`)] };
   }
   const text = utf8.decode(src.bytes);
+  if (startsWithBrace(src.bytes)) {
+    // kubectl's reader (YAMLOrJSONDecoder) takes input that starts with `{` as JSON, never as
+    // YAML: a comment or a trailing comma is a JSON syntax error, not a YAML flow mapping.
+    const read = readJSON(src.name, text);
+    if (read) return read;
+    const e = findJsonSyntaxError(src.bytes, firstNonSpace(src.bytes), src.bytes.length);
+    const at = new LineIndex(src.bytes).at(e.offset);
+    return { objects: [], diagnostics: [diagnosticAt(src.name, at.line, at.column, `JSON: ${e.message}`)] };
+  }
   if (looksLikeJSON(src)) {
     const fast = readJSON(src.name, text);
     if (fast) return fast;
   }
   return readYAML(src.name, text);
+}
+
+function firstNonSpace(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  return i;
+}
+
+function startsWithBrace(bytes: Uint8Array): boolean {
+  return bytes[firstNonSpace(bytes)] === 0x7b;
 }
 
 function looksLikeJSON(src: Source): boolean {
@@ -183,20 +205,27 @@ export class JsonListItems {
   take(index: number): RawObject | ItemFailure {
     const [start, end] = this.ranges[index]!;
     let value: unknown;
+    const text = this.text(start, end);
     try {
-      value = JSON.parse(this.text(start, end));
+      value = JSON.parse(text);
     } catch {
       return { failed: 'syntax', index };
     }
     if (nestsTooDeep(value, 0)) return { failed: 'depth', index };
     let locate: Locator | undefined;
-    return {
+    const item: RawObject = {
       value,
       origin: {
         file: this.src.name,
         locate: (path) => (locate ??= lazyLocator(() => this.text(start, end), this.lines.at(start)))(path),
       },
     };
+    const duplicate = duplicateKeyIn(text, value);
+    if (duplicate) {
+      const at = this.lines.at(start + Buffer.byteLength(text.slice(0, duplicate.offset)));
+      item.problems = [duplicateDiagnostic(this.src.name, at, duplicate.path)];
+    }
+    return item;
   }
 
   /** How to read the file once an item has failed: again without guesses, or its problem. */
@@ -244,7 +273,19 @@ function readJSON(name: string, text: string): ReadResult | undefined {
     return undefined; // let the YAML parser report the syntax error with its position
   }
   if (nestsTooDeep(value, 0)) return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, DEPTH_MESSAGE)] };
+  const duplicate = duplicateKeyIn(text, value);
+  if (duplicate) return { objects: [], diagnostics: [duplicateDiagnostic(name, new LineIndex(text).at(duplicate.offset), duplicate.path)] };
   return { objects: splitList(value, name, lazyLocator(() => text)), diagnostics: [] };
+}
+
+/** A duplicate key of a JSON text that JSON.parse took (see json-duplicates.ts), if any. */
+function duplicateKeyIn(text: string, value: unknown): DuplicateKey | undefined {
+  return countKeysInText(text) === countKeysInValue(value) ? undefined : findDuplicateKey(text);
+}
+
+/** The API server's strict-decoding words (kubectl --validate=strict), for JSON and YAML alike. */
+function duplicateDiagnostic(file: string, at: { line: number; column: number }, path: string): Diagnostic {
+  return { file, line: at.line, column: at.column, path, message: `duplicate field "${path}"`, severity: 'error' };
 }
 
 /**
@@ -307,7 +348,9 @@ function readYAMLPrecisely(name: string, text: string): ReadResult {
   const objects: RawObject[] = [];
   let docs: Document.Parsed[];
   try {
-    const parsed = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: false, stringKeys: true, version: '1.2' });
+    // Duplicate keys are found by checkNodes (with their field path); `<<` merge keys are
+    // resolved as kubectl's YAML reader (go-yaml, YAML 1.1) resolves them.
+    const parsed = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false, merge: true, stringKeys: true, version: '1.2' });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
     // The parser recurses; hostile nesting can exhaust the stack before our depth check runs.
@@ -322,7 +365,10 @@ function readYAMLPrecisely(name: string, text: string): ReadResult {
     if (doc.errors.length > 0) {
       for (const e of doc.errors) {
         const { line, column } = at(e.pos[0]);
-        diagnostics.push(diagnosticAt(name, line, column, `YAML: ${yamlMessage(e.message)}`));
+        // The composer recurses and reports a stack overflow as an error of its own.
+        const message = /Maximum call stack size exceeded/.test(e.message) ? DEPTH_MESSAGE : `YAML: ${yamlMessage(e.message)}`;
+        diagnostics.push(diagnosticAt(name, line, column, message));
+        if (message === DEPTH_MESSAGE) break;
       }
       continue;
     }
@@ -354,6 +400,8 @@ function yamlMessage(message: string): string {
   return message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '');
 }
 
+const MERGE_KEY = '<<';
+
 interface NodeProblem {
   offset: number;
   path: string;
@@ -368,10 +416,19 @@ function checkNodes(node: YamlNode, path: Array<string | number>, depth: number)
   if (isAlias(node)) return [];
   const out: NodeProblem[] = [];
   if (isMap(node)) {
+    const seen = new Set<string>();
     for (const pair of node.items) {
       if (!isPair(pair)) continue;
       const key = pair.key as YamlNode | null;
       const keyText = isScalar(key) ? String(key.value) : '?';
+      // A merge key may repeat and its keys may be overridden; a plain key may not repeat.
+      if (keyText !== MERGE_KEY) {
+        if (seen.has(keyText)) {
+          const dupPath = renderPath([...path, keyText]);
+          out.push({ offset: key?.range?.[0] ?? offset, path: dupPath, message: `duplicate field "${dupPath}"` });
+        }
+        seen.add(keyText);
+      }
       if (isScalar(key)) out.push(...checkScalar(key, [...path, keyText]));
       if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1));
       if (out.length >= 20) break;

@@ -148,6 +148,10 @@ function loadJsonList(file: string, items: JsonListItems, before: LoadResult, op
 
 /** Decode one raw object into the file's result. */
 function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void {
+  if (raw.problems) {
+    append(out.errors, raw.problems);
+    return;
+  }
   const objects = out.before.objects + out.objects.length;
   if ((objects & 1023) === 0) options.progress?.(`validating: ${objects} objects`);
   if (fillNamespace(raw.value, options.defaultNamespace)) out.defaulted++;

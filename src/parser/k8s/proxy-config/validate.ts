@@ -140,13 +140,21 @@ function validateClusterCIDRs(at: At<string[]>): FieldError[] {
   return errs;
 }
 
-/** kpc rule: an interface name kpc writes into `-i` arguments. */
-function validateInterfaceName(at: At<string>): FieldError[] {
-  if (at.value === '') return [invalid(at.path, at.value, 'must not be empty')];
-  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(at.value) || at.value === '.' || at.value === '..') {
-    return [invalid(at.path, at.value, "must be a network interface name: 1-15 characters from A-Z, a-z, 0-9, '_', '.', '@' and '-' (kpc writes it into rules)")];
+/**
+ * kpc rule: an interface name kpc writes into `-i` arguments; one rule for the config and the
+ * flags (--pod-bridge-interface, --pod-interface-name-prefix), so neither takes what the other refuses.
+ */
+export function interfaceNameProblem(value: string): string | undefined {
+  if (value === '') return 'must not be empty';
+  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(value) || value === '.' || value === '..') {
+    return "must be a network interface name: 1-15 characters from A-Z, a-z, 0-9, '_', '.', '@' and '-' (kpc writes it into rules)";
   }
-  return [];
+  return undefined;
+}
+
+function validateInterfaceName(at: At<string>): FieldError[] {
+  const problem = interfaceNameProblem(at.value);
+  return problem === undefined ? [] : [invalid(at.path, at.value, problem)];
 }
 
 function validateDetectLocal(c: InternalProxyConfig): FieldError[] {
