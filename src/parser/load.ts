@@ -4,7 +4,7 @@
  */
 
 import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from './diagnostics.js';
-import { openDocuments, type JsonListItems, type OpenedDocuments, type ReadResult, type RawObject } from './documents.js';
+import { openDocuments, type JsonObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
 import { expandPaths, InputFileError, readSource } from './input-files.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { timed } from '../cli/stage-timer.js';
@@ -107,8 +107,8 @@ export function loadObjects(options: LoadOptions): LoadResult {
   return result;
 }
 
-function loadOpened(file: string, opened: OpenedDocuments, before: LoadResult, options: LoadOptions): FileResult {
-  return 'list' in opened ? loadJsonList(file, opened.list, before, options) : loadRead(file, opened.read, before, options);
+function loadOpened(file: string, opened: ReadOutcome, before: LoadResult, options: LoadOptions): FileResult {
+  return 'json' in opened ? loadJsonObjects(file, opened.json, before, options) : loadRead(file, opened.read, before, options);
 }
 
 /** push(...items) without the spread: a file can give more objects than a call takes arguments. */
@@ -129,12 +129,12 @@ function loadRead(file: string, read: ReadResult, before: LoadResult, options: L
 }
 
 /**
- * A JSON List, item by item: parse, decode, drop the raw value. An item that does not parse
- * (or nests too deeply) means the file is read as if it had been parsed whole first: what the
- * earlier items gave is dropped and the file is read the way items.failure says. So the items
- * after the error limit are still parsed, only not decoded.
+ * JSON input, object by object: parse, decode, drop the raw value. An object that does not
+ * parse (or nests too deeply) means the file is read as if it had been parsed whole first: what
+ * the earlier objects gave is dropped and the file is read the way items.failure says. So the
+ * objects after the error limit are still parsed, only not decoded.
  */
-function loadJsonList(file: string, items: JsonListItems, before: LoadResult, options: LoadOptions): FileResult {
+function loadJsonObjects(file: string, items: JsonObjects, before: LoadResult, options: LoadOptions): FileResult {
   const out = emptyFileResult(before);
   options.progress?.(`reading ${file}: ${items.count} objects`);
   for (let i = 0; i < items.count; i++) {
