@@ -5,10 +5,9 @@
  */
 
 import type { Diagnostic } from '../parser/diagnostics.js';
-import { readDocuments } from '../parser/documents.js';
-import { checkText, DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../parser/input-files.js';
+import { readProxyConfigFile } from '../parser/config-file.js';
+import { DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
-import { decodeProxyConfig } from '../parser/k8s/proxy-config.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
 import { buildIR } from '../ir/build.js';
@@ -86,24 +85,16 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
 
 export function loadConfig(path: string | undefined, maxBytes = DEFAULT_MAX_INPUT_BYTES): { config: ProxyConfigFile; warnings: Diagnostic[] } {
   if (path === undefined) return { config: {}, warnings: [] };
-  let read;
+  let bytes: Buffer;
   try {
-    read = readDocuments(checkText(path, readBoundedFile(path, maxBytes)));
+    bytes = readBoundedFile(path, maxBytes);
   } catch (e) {
     if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
     throw e;
   }
-  if (read.diagnostics.length > 0) throw new InputErrors(read.diagnostics);
-  const doc = read.objects[0];
-  if (!doc || read.objects.length !== 1) throw new UsageError(`--config ${path}: expected exactly one KubeProxyConfiguration document`);
-  const decoded = decodeProxyConfig(doc.value);
-  const locate = (e: { path: ReadonlyArray<string | number | { key: string }>; message: string; severity: 'error' | 'warning' }): Diagnostic => {
-    const { line, column } = doc.origin.locate(e.path);
-    const p = e.path.map((x) => (typeof x === 'number' ? `[${x}]` : typeof x === 'object' ? `[${x.key}]` : `.${x}`)).join('').replace(/^\./, '');
-    return { file: path, line, column, path: p, message: e.message, severity: e.severity };
-  };
-  if (decoded.status !== 'ok') throw new InputErrors(decoded.errors.map(locate), decoded.warnings.map(locate));
-  return { config: decoded.config as ProxyConfigFile, warnings: decoded.warnings.map(locate) };
+  const read = readProxyConfigFile(path, bytes);
+  if (read.config === undefined) throw new InputErrors(read.errors, read.warnings);
+  return { config: read.config as ProxyConfigFile, warnings: read.warnings };
 }
 
 /**
