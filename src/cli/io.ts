@@ -17,6 +17,8 @@ export interface Io {
   stderrIsTTY: boolean;
   /** stdout is a terminal (human views may colour it). */
   stdoutIsTTY: boolean;
+  /** --quiet: notes are not printed (set once the command's flags are known). */
+  quiet?: boolean;
   /** All of stdin, or an InputFileError once it passes maxBytes (see readBoundedFd). */
   readStdin(maxBytes: number): Uint8Array;
 }

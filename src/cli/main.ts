@@ -3,7 +3,7 @@
  * only bin/kpc.js touches the process.
  */
 
-import { readBoundedFd } from '../parser/input-files.js';
+import { PathError, readBoundedFd } from '../parser/input-files.js';
 import { Command, CommanderError, Option } from 'commander';
 import { printDiagnostics, reportNotes } from './report.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
@@ -101,7 +101,10 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .version(`kpc ${KPC_VERSION} (reproduces kube-proxy ${KUBE_PROXY_VERSION})`, '--version')
     .addHelpText('after', EXAMPLES)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout([s]), writeErr: (s) => io.stderr(s) });
+    .configureOutput({ writeOut: (s) => io.stdout([s]), writeErr: (s) => io.stderr(s) })
+    .hook('preAction', (_program, action) => {
+      io.quiet = action.opts().quiet === true;
+    });
 
   commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
     .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
@@ -163,10 +166,10 @@ export function handleError(e: unknown, io: Io): number {
   if (e instanceof InputErrors) {
     printDiagnostics(io, [...e.warnings, ...e.diagnostics]);
     reportNotes(io, e.notes);
-    io.stderr(`error: ${e.diagnostics.length} problem(s) in the input; nothing was written\n`);
+    io.stderr(`error: ${e.summary ?? `${e.diagnostics.length} problem(s) in the input`}; nothing was written\n`);
     return EXIT.badInput;
   }
-  if (e instanceof UsageError) {
+  if (e instanceof UsageError || e instanceof PathError) {
     io.stderr(`error: ${e.message}\n`);
     return EXIT.badInput;
   }

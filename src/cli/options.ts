@@ -35,7 +35,9 @@ export function addInputOptions(cmd: Command): Command {
     .option('--config <file>', 'a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); flags override it')
     .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn; clusters before v1.36) or strict').choices(['legacy', 'strict']).default('legacy'))
     .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767')
-    .option('--max-input-size <size>', 'the most one input (a file or stdin) may hold, e.g. 2Gi (default 1Gi)');
+    .option('--max-input-size <size>', 'the most one input (a file or stdin) may hold, e.g. 2Gi (default 1Gi)')
+    .option('-q, --quiet', 'print no notes (warnings and errors still print)')
+    .option('--allow-empty', 'accept an input without objects (only kube-proxy\'s fixed rules), and a delta that removes every Service (both refused otherwise)');
   return cmd;
 }
 

@@ -6,7 +6,7 @@
 
 import type { Diagnostic } from '../parser/diagnostics.js';
 import { readProxyConfigFile } from '../parser/config-file.js';
-import { DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../parser/input-files.js';
+import { DEFAULT_MAX_INPUT_BYTES, InputFileError, PathError, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
@@ -16,6 +16,7 @@ import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
 import { UsageError } from './exit-codes.js';
 import { timed } from './stage-timer.js';
+import { detectorNote, inputWarnings, noObjectsMessage } from './input-checks.js';
 import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
 import { goTrimSpace } from '../go/strings.js';
 
@@ -29,6 +30,8 @@ export interface CommonFlags extends KnobFlags {
   serviceNodePortRange: string;
   /** --max-input-size, as given (e.g. 1Gi). */
   maxInputSize?: string;
+  /** --allow-empty: no objects, or a delta removing every Service, is what the user means. */
+  allowEmpty?: boolean;
   ipFamily?: string;
 }
 
@@ -38,9 +41,18 @@ export interface Loaded {
   notes: string[];
 }
 
+/** Warnings about the input as a whole, without a position (`warning: ...` lines). */
+export type GeneralWarning = string;
+
 export class InputErrors extends Error {
-  constructor(readonly diagnostics: Diagnostic[], readonly warnings: Diagnostic[] = [], readonly notes: string[] = []) {
-    super(`${diagnostics.length} problem(s) in the input`);
+  constructor(
+    readonly diagnostics: Diagnostic[],
+    readonly warnings: Diagnostic[] = [],
+    readonly notes: string[] = [],
+    /** A problem of the input as a whole (no objects at all), said instead of a count. */
+    readonly summary?: string,
+  ) {
+    super(summary ?? `${diagnostics.length} problem(s) in the input`);
     this.name = 'InputErrors';
   }
 }
@@ -65,7 +77,28 @@ export function parseMaxInputSize(text: string | undefined): number {
   return bytes;
 }
 
+/** The options that may name standard input with `-`, as commander gives them. */
+const STDIN_OPTIONS: ReadonlyArray<[key: string, option: string]> = [
+  ['filename', '-f'],
+  ['config', '--config'],
+  ['previous', '--previous'],
+  ['golden', '--golden'],
+  ['rules', '--rules'],
+];
+
+/** Standard input can be read once: at most one option may name it. */
+export function checkStdinUse(flags: object): void {
+  const takers: string[] = [];
+  for (const [key, option] of STDIN_OPTIONS) {
+    const value = (flags as Record<string, unknown>)[key];
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) if (v === '-') takers.push(option);
+  }
+  if (takers.length > 1) throw new UsageError(`standard input ("-") can be read only once, but ${takers.join(' and ')} both name it`);
+}
+
 export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Loaded {
+  checkStdinUse(flags);
   const paths = flags.filename ?? [];
   if (paths.length === 0) throw new UsageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
   const result = loadObjects({
@@ -80,19 +113,21 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
   });
   if (result.errors.length > 0) throw new InputErrors(result.errors, result.warnings, result.notes);
+  if (result.objects.length === 0 && !flags.allowEmpty) throw new InputErrors([], result.warnings, result.notes, noObjectsMessage(result.read, paths));
   return { objects: result.objects, warnings: result.warnings, notes: result.notes };
 }
 
-export function loadConfig(path: string | undefined, maxBytes = DEFAULT_MAX_INPUT_BYTES): { config: ProxyConfigFile; warnings: Diagnostic[] } {
+export function loadConfig(path: string | undefined, readStdin: (maxBytes: number) => Uint8Array, maxBytes = DEFAULT_MAX_INPUT_BYTES): { config: ProxyConfigFile; warnings: Diagnostic[] } {
   if (path === undefined) return { config: {}, warnings: [] };
-  let bytes: Buffer;
+  let bytes: Uint8Array;
   try {
-    bytes = readBoundedFile(path, maxBytes);
+    bytes = path === '-' ? readStdin(maxBytes) : readBoundedFile(path, maxBytes);
   } catch (e) {
     if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
+    if (e instanceof PathError) throw e.forOption('--config');
     throw e;
   }
-  const read = readProxyConfigFile(path, bytes);
+  const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes);
   if (read.config === undefined) throw new InputErrors(read.errors, read.warnings);
   return { config: read.config as ProxyConfigFile, warnings: read.warnings };
 }
@@ -108,11 +143,13 @@ export interface Compiled {
   ir: ProxyIR;
   /** The configuration's warnings, then the manifests'. */
   warnings: Diagnostic[];
+  /** Warnings about the input as a whole. */
+  general: GeneralWarning[];
   notes: string[];
 }
 
 /** Sort the loaded objects by kind, converting legacy Endpoints to slices. */
-export function partitionObjects(objects: readonly LoadedObject[]): { services: Service[]; slices: EndpointSlice[]; nodes: Node[] } {
+export function partitionObjects(objects: readonly LoadedObject[]): { services: Service[]; slices: EndpointSlice[]; legacy: Endpoints[]; nodes: Node[] } {
   const services: Service[] = [];
   const slices: EndpointSlice[] = [];
   const nodes: Node[] = [];
@@ -143,18 +180,22 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
     if (withSlices.has(key)) continue;
     slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
   }
-  return { services, slices, nodes };
+  return { services, slices, legacy, nodes };
 }
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
-  const { config, warnings: configWarnings } = loadConfig(flags.config, parseMaxInputSize(flags.maxInputSize));
+  checkStdinUse(flags);
+  const { config, warnings: configWarnings } = loadConfig(flags.config, readStdin, parseMaxInputSize(flags.maxInputSize));
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {
-    const { services, slices, nodes } = partitionObjects(objects);
-    const settings = resolveSettings(flags, config, nodes);
+    const input = partitionObjects(objects);
+    const settings = resolveSettings(flags, config, input.nodes);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
-    const ir = buildIR({ services, slices }, contextFor(settings.proxy, family));
-    return { settings, family, ir, warnings: [...configWarnings, ...warnings], notes };
+    const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
+    const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride ? 'hostnameOverride in --config' : undefined;
+    const general = inputWarnings(input, settings.proxy, namedBy);
+    const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
+    return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...notes, detector] : notes };
   });
 }

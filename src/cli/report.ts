@@ -12,6 +12,21 @@ export function printDiagnostics(io: Io, diagnostics: readonly Diagnostic[]): vo
   }
 }
 
+/** Notes say what kpc did with the input; --quiet silences them (never warnings or errors). */
 export function reportNotes(io: Io, notes: readonly string[]): void {
+  if (io.quiet) return;
   for (const n of notes) io.stderr(`note: ${n}\n`);
+}
+
+/** Warnings about the input as a whole, without a position. */
+export function reportWarnings(io: Io, warnings: readonly string[]): void {
+  const chalk = new Chalk({ level: io.stderrIsTTY ? 1 : 0 });
+  for (const w of warnings) io.stderr(chalk.yellow(`warning: ${w}`) + '\n');
+}
+
+/** What every compiling command tells first: the input's warnings, then the notes. */
+export function reportCompiled(io: Io, compiled: { warnings: readonly Diagnostic[]; general: readonly string[]; notes: readonly string[] }): void {
+  printDiagnostics(io, compiled.warnings);
+  reportWarnings(io, compiled.general);
+  reportNotes(io, compiled.notes);
 }

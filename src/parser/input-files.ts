@@ -23,6 +23,39 @@ export class InputFileError extends Error {
   }
 }
 
+/**
+ * A path that cannot be opened. Reported the same way for every option that names a path
+ * (-f, --config, --previous, --golden, --rules), in kubectl's words (`the path "x" does not
+ * exist`), without a line and column: nothing in the file was read.
+ */
+export class PathError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+    /** The option that named the path; none for -f, as kubectl says it. */
+    readonly option?: string,
+  ) {
+    super(`${option ? `${option}: ` : ''}the path "${path}" ${problem}`);
+    this.name = 'PathError';
+  }
+
+  forOption(option: string): PathError {
+    return new PathError(this.path, this.problem, option);
+  }
+}
+
+export function pathError(path: string, e: unknown): PathError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const problem =
+    code === 'ENOENT' ? 'does not exist'
+    : code === 'ENOTDIR' ? 'does not exist (a part of it is not a directory)'
+    : code === 'EACCES' || code === 'EPERM' ? 'cannot be read: permission denied'
+    : code === 'EISDIR' ? 'is a directory'
+    : code === 'ELOOP' ? 'cannot be read: too many levels of symbolic links'
+    : `cannot be read: ${code ?? String(e)}`;
+  return new PathError(path, problem);
+}
+
 function fileError(file: string, message: string, line = 1, column = 1): InputFileError {
   return new InputFileError({ file, line, column, path: '', message, severity: 'error' });
 }
@@ -31,12 +64,20 @@ function fileError(file: string, message: string, line = 1, column = 1): InputFi
  * Expand `-f` arguments into file paths in a stable order: a directory gives its manifest
  * files sorted by name (and, with `recursive`, those of its subdirectories).
  */
-export function expandPaths(paths: readonly string[], recursive: boolean, skipped: string[] = []): string[] {
+/** What expandPaths saw besides the files it returns. */
+export interface PathsSeen {
+  /** Notes on entries skipped (FIFOs, devices). */
+  skipped: string[];
+  /** Subfolders not entered (no -R); see subfoldersWithManifests. */
+  subfolders: string[];
+}
+
+export function expandPaths(paths: readonly string[], recursive: boolean, seen: PathsSeen = { skipped: [], subfolders: [] }): string[] {
   const out: string[] = [];
   let stdinSeen = false;
   for (const p of paths) {
     if (p === '-') {
-      if (stdinSeen) throw fileError('-', 'standard input ("-") may be given only once');
+      if (stdinSeen) throw fileError('-', 'standard input ("-") can be read only once, but -f names it twice');
       stdinSeen = true;
       out.push('-');
       continue;
@@ -44,22 +85,23 @@ export function expandPaths(paths: readonly string[], recursive: boolean, skippe
     let st;
     try {
       st = statSync(p);
-    } catch {
-      throw fileError(p, 'no such file or directory');
+    } catch (e) {
+      throw pathError(p, e);
     }
-    if (st.isDirectory()) out.push(...listDirectory(p, recursive, skipped));
+    if (st.isDirectory()) out.push(...listDirectory(p, recursive, seen));
     else out.push(p);
   }
   return out;
 }
 
-function listDirectory(dir: string, recursive: boolean, skipped: string[]): string[] {
+function listDirectory(dir: string, recursive: boolean, seen: PathsSeen): string[] {
   const out: string[] = [];
   const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     const full = join(dir, e.name);
     if (e.isDirectory()) {
-      if (recursive) out.push(...listDirectory(full, recursive, skipped));
+      if (recursive) out.push(...listDirectory(full, recursive, seen));
+      else seen.subfolders.push(full);
       continue;
     }
     if (!MANIFEST_EXTENSIONS.some((ext) => e.name.endsWith(ext))) continue;
@@ -68,9 +110,36 @@ function listDirectory(dir: string, recursive: boolean, skipped: string[]): stri
     // read as streams under the size limit instead.
     const kind = e.isFile() ? 'file' : nonRegularKind(full);
     if (kind === 'file') out.push(full);
-    else skipped.push(`skipped ${full}: not a regular file (${kind})`);
+    else seen.skipped.push(`skipped ${full}: not a regular file (${kind})`);
   }
   return out;
+}
+
+/**
+ * The first few of the subfolders not entered that hold manifest files: the hint "use -R"
+ * when nothing was read. Asked only then, and the walk is bounded (a repository's
+ * node_modules should not make an error slow).
+ */
+export function subfoldersWithManifests(seen: PathsSeen, limit = 3): string[] {
+  const budget = { entries: 20_000 };
+  const out: string[] = [];
+  for (const dir of seen.subfolders) {
+    if (out.length >= limit || budget.entries <= 0) break;
+    if (holdsManifest(dir, budget)) out.push(dir);
+  }
+  return out;
+}
+
+function holdsManifest(dir: string, budget: { entries: number }): boolean {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  budget.entries -= entries.length;
+  if (entries.some((e) => e.isFile() && MANIFEST_EXTENSIONS.some((ext) => e.name.endsWith(ext)))) return true;
+  return entries.some((e) => e.isDirectory() && budget.entries > 0 && holdsManifest(join(dir, e.name), budget));
 }
 
 /** What a directory entry that is not plainly a file is, following symlinks. */
@@ -210,13 +279,13 @@ export function readBoundedFile(path: string, maxBytes: number, stopAtNul = true
   try {
     fd = openSync(path, 'r');
   } catch (e) {
-    throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw pathError(path, e);
   }
   try {
     return readBoundedFd(fd, path, maxBytes, stopAtNul);
   } catch (e) {
     if (e instanceof InputFileError) throw e;
-    throw fileError(path, `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw pathError(path, e);
   } finally {
     closeSync(fd);
   }

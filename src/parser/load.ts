@@ -5,7 +5,7 @@
 
 import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from './diagnostics.js';
 import { openDocuments, type JsonObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
-import { expandPaths, InputFileError, readSource } from './input-files.js';
+import { expandPaths, InputFileError, readSource, type PathsSeen } from './input-files.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { timed } from '../cli/stage-timer.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
@@ -36,6 +36,17 @@ export interface LoadResult {
   warnings: Diagnostic[];
   /** Informational lines (skipped kinds, defaulted namespaces). */
   notes: string[];
+  /** What was read, for the message when it gave no objects. */
+  read: ReadSummary;
+}
+
+export interface ReadSummary {
+  paths: PathsSeen;
+  files: number;
+  /** Objects found in the files, of any kind. */
+  documents: number;
+  /** Objects of kinds kpc does not compile, per kind. */
+  skipped: Map<string, number>;
 }
 
 const NAMESPACED_KINDS = new Set(['Service', 'EndpointSlice', 'Endpoints']);
@@ -50,10 +61,41 @@ interface FileResult {
   notes: string[];
   /** Objects whose namespace was filled in with the default. */
   defaulted: number;
+  /** Objects found, of any kind. */
+  documents: number;
+  skipped: Skip[];
+}
+
+interface Skip {
+  kind: string;
+  note: string;
+}
+
+/**
+ * Skipped objects: one note per kind, not one per object (`kubectl get all -A` holds
+ * thousands of Pods), with the first object's note as the example.
+ */
+class SkipCollector {
+  readonly counts = new Map<string, number>();
+  private readonly first = new Map<string, string>();
+
+  add(s: Skip): void {
+    this.counts.set(s.kind, (this.counts.get(s.kind) ?? 0) + 1);
+    if (!this.first.has(s.kind)) this.first.set(s.kind, s.note);
+  }
+
+  notes(): string[] {
+    const out: string[] = [];
+    for (const [kind, note] of this.first) {
+      const n = this.counts.get(kind)!;
+      out.push(n === 1 ? note : `${note} (and ${n - 1} more ${kind} object(s) skipped)`);
+    }
+    return out;
+  }
 }
 
 function emptyFileResult(before: LoadResult): FileResult {
-  return { before: { errors: before.errors.length, objects: before.objects.length }, objects: [], errors: [], warnings: [], notes: [], defaulted: 0 };
+  return { before: { errors: before.errors.length, objects: before.objects.length }, objects: [], errors: [], warnings: [], notes: [], defaulted: 0, documents: 0, skipped: [] };
 }
 
 function errorLimitReached(out: FileResult, options: LoadOptions): boolean {
@@ -61,12 +103,12 @@ function errorLimitReached(out: FileResult, options: LoadOptions): boolean {
 }
 
 export function loadObjects(options: LoadOptions): LoadResult {
-  const result: LoadResult = { objects: [], errors: [], warnings: [], notes: [] };
+  const result: LoadResult = { objects: [], errors: [], warnings: [], notes: [], read: { paths: { skipped: [], subfolders: [] }, files: 0, documents: 0, skipped: new Map() } };
+  const skips = new SkipCollector();
   let files: string[];
   try {
-    const skipped: string[] = [];
-    files = expandPaths(options.paths, options.recursive, skipped);
-    result.notes.push(...skipped);
+    files = expandPaths(options.paths, options.recursive, result.read.paths);
+    result.notes.push(...result.read.paths.skipped);
   } catch (e) {
     if (e instanceof InputFileError) return { ...result, errors: [e.diagnostic] };
     throw e;
@@ -85,6 +127,9 @@ export function loadObjects(options: LoadOptions): LoadResult {
       }
       throw e;
     }
+    result.read.files++;
+    result.read.documents += fileResult.documents;
+    for (const s of fileResult.skipped) skips.add(s);
     append(result.objects, fileResult.objects);
     append(result.errors, fileResult.errors);
     append(result.notes, fileResult.notes);
@@ -99,7 +144,8 @@ export function loadObjects(options: LoadOptions): LoadResult {
     }
   }
   result.warnings.push(...warnings.located);
-  result.notes.push(...warnings.summary());
+  result.notes.push(...skips.notes(), ...warnings.summary());
+  result.read.skipped = skips.counts;
   if (defaulted > 0) {
     result.notes.push(`${defaulted} object(s) without metadata.namespace were read as namespace "${options.defaultNamespace}" (as kubectl does)`);
   }
@@ -148,6 +194,7 @@ function loadJsonObjects(file: string, items: JsonObjects, before: LoadResult, o
 
 /** Decode one raw object into the file's result. */
 function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void {
+  out.documents++;
   if (raw.problems) {
     append(out.errors, raw.problems);
     return;
@@ -157,7 +204,7 @@ function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void
   if (fillNamespace(raw.value, options.defaultNamespace)) out.defaulted++;
   const decoded = timed('validate', () => decodeObject(raw.value, options));
   if (decoded.status === 'skipped') {
-    out.notes.push(`${raw.origin.file}: ${decoded.note}`);
+    out.skipped.push({ kind: decoded.kind, note: `${raw.origin.file}: ${decoded.note}` });
     return;
   }
   for (const warning of decoded.warnings) out.warnings.push({ origin: raw.origin, warning });

@@ -143,7 +143,8 @@ describeLab('kpc compile --previous: deltas reproduce the new state on a real ke
         state('web', WEB(['a1', 'a2'])),
         state('web+api NodePort', [...WEB(['a1', 'a2']), ...API(['a3', 'b1'], { type: 'NodePort', ports: [{ ...http, nodePort: 30081 }] })]),
         state('api only', API(['b2'])),
-        state('nothing', []),
+        // Every Service gone: refused unless asked for (--allow-empty).
+        state('nothing', [], [...NODE_ARGS, '--allow-empty']),
         state('web again', WEB(['a3'])),
       ],
     },

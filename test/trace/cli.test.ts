@@ -79,7 +79,7 @@ describe('kpc trace', () => {
     [['trace', '--to', 'fd00::1:80', ...FAKE, ...ETP_LOCAL], /not IP:PORT|\[ADDR\]:PORT/],
     [['trace', '--to', '1.2.3.4:80', '--from', 'fd00::1', ...FAKE, ...ETP_LOCAL], /different IP families/],
     [['trace', '--to', '1.2.3.4:80', '--ip-family', 'ipv6', ...FAKE, ...ETP_LOCAL], /does not match/],
-    [['trace', '--to', '1.2.3.4:80', '--rules', '/nonexistent/rules'], /cannot read: ENOENT/],
+    [['trace', '--to', '1.2.3.4:80', '--rules', '/nonexistent/rules'], /--rules: the path "\/nonexistent\/rules" does not exist/],
     [['trace', '--to', '1.2.3.4:80', '--from', '10.0.0.1'], /no input/],
   ];
   for (const [args, msg] of usage) {

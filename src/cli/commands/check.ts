@@ -7,7 +7,7 @@ import { emitIptablesText } from '../../emit/iptables/index.js';
 import { unifiedDiff } from '../../diff/unified.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
-import { printDiagnostics, reportNotes } from '../report.js';
+import { reportCompiled } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { readTextFile } from './previous.js';
 import { checkIpvs } from './ipvs-incremental.js';
@@ -21,10 +21,9 @@ export interface CheckFlags extends CommonFlags {
 export function runCheck(flags: CheckFlags, io: Io): number {
   if (flags.golden === undefined) throw new UsageError('kpc check needs --golden PATH');
   // An ipvs-mode golden may be a bundle directory (read by checkIpvs).
-  const golden = isDirectory(flags.golden) ? undefined : readTextFile(flags.golden, '--golden');
+  const golden = isDirectory(flags.golden) ? undefined : readTextFile(flags.golden, '--golden', io.readStdin);
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, compiled.warnings);
-  reportNotes(io, compiled.notes);
+  reportCompiled(io, compiled);
   if (compiled.settings.mode === 'ipvs') return checkIpvs(compiled.ir, { ...flags, golden: flags.golden }, io);
   if (golden === undefined) throw new UsageError(`--golden ${flags.golden} is a directory; iptables mode compares one file`);
   const text = emitIptablesText(compiled.ir, { standalone: flags.standalone ?? false });

@@ -10,7 +10,7 @@ import { explainWriteErrors, writeDirectoryAtomic, writeFileAtomic, type Io } fr
 import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
-import { printDiagnostics, reportNotes } from '../report.js';
+import { reportCompiled } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { renderDelta } from '../../diff/delta.js';
@@ -32,8 +32,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   const progress = progressFor(io);
   const compiled = compileInput(flags, io.readStdin, progress);
   progress.done();
-  printDiagnostics(io, compiled.warnings);
-  reportNotes(io, compiled.notes);
+  reportCompiled(io, compiled);
   if (flags.full && flags.previous === undefined) throw new UsageError('--full goes with --previous');
   if (flags.ipvsRemovedRealServers !== undefined && compiled.settings.mode !== 'ipvs') throw new UsageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   if (compiled.settings.mode === 'ipvs') return compileIpvs(compiled.ir, flags, io);
@@ -43,7 +42,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
     if (flags.previous === undefined) return renderRuleset(ruleset);
     // Only what must change, for `iptables-restore --noflush`.
     const facts = new RuleFacts(compiled.family);
-    const before = readPreviousState(flags.previous, facts);
+    const before = readPreviousState(flags.previous, facts, io.readStdin);
     return [withPrevious(flags.previous, () => renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false }))];
   });
   // The text is rendered as it is written (timed as emit). A file is written atomically, so it

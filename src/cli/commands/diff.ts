@@ -9,7 +9,7 @@ import { diffStates, renderReport, reportJSON, type Paint } from '../../diff/rep
 import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
-import { printDiagnostics, reportNotes } from '../report.js';
+import { reportCompiled } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { readPreviousState, withPrevious } from './previous.js';
 import { diffIpvs } from './ipvs-incremental.js';
@@ -28,11 +28,10 @@ export function runDiff(flags: DiffFlags, io: Io): number {
   if (flags.previous === undefined) throw new UsageError('kpc diff needs --previous PATH (an earlier output or a node\'s iptables-save)');
   if (flags.output !== undefined && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: kpc diff prints text, or JSON with -o json`);
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, compiled.warnings);
-  reportNotes(io, compiled.notes);
+  reportCompiled(io, compiled);
   if (compiled.settings.mode === 'ipvs') return diffIpvs(compiled.ir, { ...flags, previous: flags.previous }, io, painter(io.stdoutIsTTY));
   const facts = new RuleFacts(compiled.family);
-  const before = readPreviousState(flags.previous, facts);
+  const before = readPreviousState(flags.previous, facts, io.readStdin);
   const after = stateOfRuleset(buildRuleset(compiled.ir, { standalone: false }), facts);
   const report = withPrevious(flags.previous, () => diffStates(before, after));
   io.stdout([flags.output === 'json' ? reportJSON(report) : renderReport(report, painter(io.stdoutIsTTY))]);

@@ -13,7 +13,7 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from '../options.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { printDiagnostics, reportNotes } from '../report.js';
+import { reportCompiled } from '../report.js';
 
 export interface ExplainFlags extends CommonFlags {
   /** The NAMESPACE/NAME argument (or NAME, in --namespace). */
@@ -54,8 +54,7 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   if (flags.service === undefined) throw new UsageError('which Service? give NAMESPACE/NAME');
   const { namespace, name } = parseServiceRef(flags.service, flags.namespace);
   const compiled = compileInput(flags, io.readStdin);
-  printDiagnostics(io, compiled.warnings);
-  reportNotes(io, compiled.notes);
+  reportCompiled(io, compiled);
   if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc explain explains iptables rules; --proxy-mode ipvs is not supported');
   const rules = emitIptablesText(compiled.ir, { standalone: false });
   let x;

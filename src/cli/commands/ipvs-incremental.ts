@@ -31,6 +31,7 @@ import {
   ipvsReportJSON,
   IpvsDeltaError,
   readBundleTexts,
+  bundleFromScript,
   readNodeState,
   renderDeltaScript,
   renderIpvsReport,
@@ -42,10 +43,13 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import { explainWriteErrors, writeDirectoryAtomic, type Io } from '../io.js';
 import { readTextFile } from './previous.js';
 import { RulesReadError } from '../../trace/read.js';
+import { reportNotes } from '../report.js';
 
-function readPrevious(path: string, ir: ProxyIR, facts: RuleFacts, flag: string): IpvsNodeState {
+function readPrevious(path: string, ir: ProxyIR, facts: RuleFacts, flag: string, io: Io): IpvsNodeState {
   try {
-    return readNodeState(readBundleTexts(path), ir.family, facts, path);
+    // `-`: the apply.sh kpc printed, on standard input (ssh node ... | kpc diff --previous -).
+    const texts = path === '-' ? bundleFromScript(readTextFile('-', flag, io.readStdin), '<stdin>') : readBundleTexts(path);
+    return readNodeState(texts, ir.family, facts, path);
   } catch (e) {
     if (e instanceof BundleReadError) throw new UsageError(`${flag}: ${e.message}`);
     throw e;
@@ -82,7 +86,7 @@ export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDelt
   const full = flags.full ?? false;
   const standalone = flags.standalone ?? false;
   const facts = new RuleFacts(ir.family);
-  const prev = readPrevious(flags.previous, ir, facts, '--previous');
+  const prev = readPrevious(flags.previous, ir, facts, '--previous', io);
   const next = newState(ir, facts, synced);
   let delta;
   try {
@@ -113,7 +117,7 @@ export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDelt
 
 export function diffIpvs(ir: ProxyIR, flags: { previous: string; output?: string }, io: Io, paint: Paint): number {
   const facts = new RuleFacts(ir.family);
-  const prev = readPrevious(flags.previous, ir, facts, '--previous');
+  const prev = readPrevious(flags.previous, ir, facts, '--previous', io);
   const next = newState(ir, facts);
   const report = withPreviousRules(flags.previous, () => diffIpvsStates(prev, next.state, attributionOf(ir, syncIpvs(ir)), ir.knobs.ipvsExcludeCIDRs));
   io.stdout([flags.output === 'json' ? ipvsReportJSON(report) : renderIpvsReport(report, paint)]);
@@ -141,16 +145,16 @@ export function checkIpvs(ir: ProxyIR, flags: { golden: string; standalone?: boo
       const path = join(flags.golden, f.name);
       let golden = '';
       try {
-        golden = readTextFile(path, '--golden');
+        golden = readTextFile(path, '--golden', io.readStdin);
       } catch {
-        io.stderr(`note: ${path} is missing: compared as empty\n`);
+        reportNotes(io, [`${path} is missing: compared as empty`]);
       }
       if (golden === f.content) continue;
       drifted.push(f.name);
       diffs.push(unifiedDiff(golden, f.content, path, `kpc compile (${f.name})`));
     }
   } else {
-    const golden = readTextFile(flags.golden, '--golden');
+    const golden = readTextFile(flags.golden, '--golden', io.readStdin);
     const text = renderApplyScript(emitIpvs(ir, { standalone }), applyScriptOptions(ir, { inline: true, standalone }));
     if (golden !== text) {
       drifted.push('apply.sh');

@@ -2,23 +2,31 @@
  * Reading a previous state (`--previous PATH`): kpc's own output or a node's iptables-save.
  */
 
-import { DEFAULT_MAX_INPUT_BYTES, InputFileError, readBoundedFile } from '../../parser/input-files.js';
+import { DEFAULT_MAX_INPUT_BYTES, InputFileError, PathError, readBoundedFile } from '../../parser/input-files.js';
 import { readState, type IptablesState, type RuleFacts } from '../../diff/state.js';
 import { RulesReadError } from '../../trace/read.js';
 import { UsageError } from '../exit-codes.js';
 
-/** A text input named by a flag (--previous, --golden, --rules), under the input size limit. */
-export function readTextFile(path: string, what: string, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
+/** Reads stdin whole, under a size limit (Io.readStdin). */
+export type StdinReader = (maxBytes: number) => Uint8Array;
+
+/**
+ * A text input named by an option (--previous, --golden, --rules), under the input size
+ * limit; `-` is standard input (checkStdinUse makes sure only one option takes it).
+ */
+export function readTextFile(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
   try {
-    return readBoundedFile(path, maxBytes, false).toString('utf8');
+    const bytes = path === '-' ? stdin(maxBytes) : readBoundedFile(path, maxBytes, false);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   } catch (e) {
-    if (e instanceof InputFileError) throw new UsageError(`${what} ${path}: ${e.diagnostic.message}`);
+    if (e instanceof InputFileError) throw new UsageError(`${option} ${path}: ${e.diagnostic.message}`);
+    if (e instanceof PathError) throw e.forOption(option);
     throw e;
   }
 }
 
-export function readPreviousState(path: string, facts: RuleFacts): IptablesState {
-  const text = readTextFile(path, '--previous');
+export function readPreviousState(path: string, facts: RuleFacts, stdin: StdinReader): IptablesState {
+  const text = readTextFile(path, '--previous', stdin);
   return withPrevious(path, () => readState(text, facts));
 }
 

@@ -5,7 +5,6 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { DEFAULT_MAX_INPUT_BYTES } from '../../parser/input-files.js';
 import { readTextFile } from './previous.js';
 import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
@@ -16,7 +15,7 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from '../options.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { printDiagnostics, reportNotes } from '../report.js';
+import { reportCompiled, reportNotes } from '../report.js';
 
 export interface TraceFlags extends CommonFlags {
   to?: string;
@@ -54,8 +53,7 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 }
 
 function readRulesFile(path: string, io: Io): string {
-  if (path === '-') return Buffer.from(io.readStdin(DEFAULT_MAX_INPUT_BYTES)).toString('utf8');
-  return readTextFile(path, '--rules');
+  return readTextFile(path, '--rules', io.readStdin);
 }
 
 /** The JSON view: the contract's keys first (cli.md), then the detail. */
@@ -97,8 +95,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     rulesText = readRulesFile(flags.rules, io);
     if ((flags.filename ?? []).length > 0) {
       const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
-      printDiagnostics(io, compiled.warnings);
-      reportNotes(io, compiled.notes);
+      reportCompiled(io, compiled);
       nodeIPs = compiled.settings.proxy.nodeIPs;
     } else {
       nodeIPs = flags.nodeIp ?? [];
@@ -107,8 +104,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     }
   } else {
     const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
-    printDiagnostics(io, compiled.warnings);
-    reportNotes(io, compiled.notes);
+    reportCompiled(io, compiled);
     if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc trace follows iptables rules; --proxy-mode ipvs is not supported');
     rulesText = emitIptablesText(compiled.ir, { standalone: false });
     nodeIPs = compiled.settings.proxy.nodeIPs;

@@ -3,10 +3,11 @@
 import { EXIT } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
-import { loadConfig, loadInput, type CommonFlags } from '../pipeline.js';
+import { checkStdinUse, loadConfig, loadInput, parseMaxInputSize, type CommonFlags } from '../pipeline.js';
 
 export function runValidate(flags: CommonFlags, io: Io): number {
-  const { warnings: configWarnings } = loadConfig(flags.config);
+  checkStdinUse(flags);
+  const { warnings: configWarnings } = loadConfig(flags.config, io.readStdin, parseMaxInputSize(flags.maxInputSize));
   const loaded = loadInput(flags, io.readStdin);
   printDiagnostics(io, [...configWarnings, ...loaded.warnings]);
   reportNotes(io, loaded.notes);

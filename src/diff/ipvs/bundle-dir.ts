@@ -64,6 +64,14 @@ export function extractInlineBundle(script: string): IpvsBundle | undefined {
   return out as IpvsBundle;
 }
 
+/** The four parts of the apply.sh kpc prints without -o (`where` names it in messages). */
+export function bundleFromScript(script: string, where: string): IpvsBundle {
+  refuseDelta(script, where);
+  const inline = extractInlineBundle(script);
+  if (!inline) throw new BundleReadError(`${where} is neither a directory nor an apply.sh that kpc printed; give ${CAPTURE_HINT}`);
+  return inline;
+}
+
 /** The four parts of a previous state at `path` (see the file comment). */
 export function readBundleTexts(path: string): IpvsBundle {
   let isDir: boolean;
@@ -72,13 +80,7 @@ export function readBundleTexts(path: string): IpvsBundle {
   } catch (e) {
     throw new BundleReadError(`${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  if (!isDir) {
-    const script = read(path);
-    refuseDelta(script, path);
-    const inline = extractInlineBundle(script);
-    if (!inline) throw new BundleReadError(`${path} is neither a directory nor an apply.sh that kpc printed; give ${CAPTURE_HINT}`);
-    return inline;
-  }
+  if (!isDir) return bundleFromScript(read(path), path);
   const script = join(path, BUNDLE_FILES.applyScript);
   if (existsSync(script)) refuseDelta(read(script), script);
   const missing = PARTS.filter((p) => !existsSync(join(path, BUNDLE_FILES[p])));

@@ -12,7 +12,7 @@
  *   diffIpvsStates(prev, next, attribution)   `kpc diff`'s report, by Service port (report.ts)
  */
 
-export { readBundleTexts, extractInlineBundle, BundleReadError, DELTA_MARKER, CAPTURE_HINT } from './bundle-dir.js';
+export { readBundleTexts, bundleFromScript, extractInlineBundle, BundleReadError, DELTA_MARKER, CAPTURE_HINT } from './bundle-dir.js';
 export { readNodeState, type IpvsNodeState } from './node-state.js';
 export { computeIpvsDelta, IpvsDeltaError, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
 export { renderDeltaScript, type DeltaScriptOptions } from './apply-delta.js';

@@ -56,7 +56,7 @@ export function decodeObject(raw: unknown, opts: DecodeOptions): DecodeResult {
   if (typeof kind !== 'string') return invalidResult([invalid(['kind'], badValueOf(kind), `kind in body must be of type string: "${jsonTypeOf(kind)}"`)]);
   if (!isKindName(kind)) {
     const { namespace, name } = metadataOf(raw);
-    return { status: 'skipped', note: skipNote(typeof apiVersion === 'string' ? apiVersion : '', kind, namespace, name) };
+    return { status: 'skipped', note: skipNote(typeof apiVersion === 'string' ? apiVersion : '', kind, namespace, name), kind };
   }
   if (apiVersion === undefined || apiVersion === null || apiVersion === '') return invalidResult([required(['apiVersion'])]);
   if (typeof apiVersion !== 'string') {

@@ -143,7 +143,7 @@ describe('decodeObject: apiVersion and kind', () => {
       'skipping kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration: a kube-proxy configuration is read with --config, not with -f',
     ],
   ])('skips %s %s with a note', (apiVersion, kind, metadata, note) => {
-    expect(decodeObject({ apiVersion, kind, metadata }, LEGACY)).toEqual({ status: 'skipped', note });
+    expect(decodeObject({ apiVersion, kind, metadata }, LEGACY)).toEqual({ status: 'skipped', note, kind });
   });
 
   it('an EndpointSlice in discovery.k8s.io/v1beta1 is an error, not a skip', () => {

@@ -7,7 +7,7 @@ import type { KubeObject } from '../types.js';
 export type DecodeResult =
   | { status: 'ok'; object: KubeObject; warnings: FieldError[] }
   | { status: 'invalid'; errors: FieldError[]; warnings: FieldError[] }
-  | { status: 'skipped'; note: string };
+  | { status: 'skipped'; note: string; kind: string };
 
 export function invalidResult(errors: FieldError[], warnings: FieldError[] = []): DecodeResult {
   return { status: 'invalid', errors, warnings };

@@ -1,0 +1,62 @@
+/**
+ * Mistakes that must not turn into output: no objects at all, and the warnings an operator
+ * needs when the input cannot mean what they think (a node that is not there, Services without
+ * any endpoints, no local-traffic detector). Each message says what was read and what to do.
+ */
+
+import { subfoldersWithManifests } from '../parser/input-files.js';
+import type { ReadSummary } from '../parser/load.js';
+import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
+import type { ProxyIR } from '../ir/model.js';
+import type { ProxySettings } from '../ir/context.js';
+
+const KINDS = 'a Service, EndpointSlice, Endpoints or Node';
+export const CLUSTER_QUERY = 'kubectl get svc,endpointslices,nodes -A -o yaml';
+
+/**
+ * The error when the input gave no object kpc compiles (kubectl: "no objects passed"): never
+ * an empty ruleset, which loaded with iptables-restore would flush a node's Services.
+ */
+export function noObjectsMessage(read: ReadSummary, paths: readonly string[]): string {
+  const where = paths.map((p) => (p === '-' ? 'standard input' : p)).join(', ');
+  let what: string;
+  if (read.files === 0) what = `${where}: no manifest files (*.yaml, *.yml, *.json)`;
+  else if (read.documents === 0) what = `${read.files} file(s) read from ${where}, and not one object in them (empty files or empty lists)`;
+  else {
+    const kinds = [...read.skipped].map(([kind, n]) => `${n} ${kind}`).join(', ');
+    what = `${read.documents} object(s) read from ${where}, none of them ${KINDS} (${kinds}); for a cluster: ${CLUSTER_QUERY}`;
+  }
+  const sub = subfoldersWithManifests(read.paths);
+  const hint = sub.length > 0 ? `; manifests sit in subfolders (${sub.join(', ')}${read.paths.subfolders.length > sub.length ? ', ...' : ''}): add -R to read them` : '';
+  return `no objects passed: ${what}${hint} (--allow-empty compiles an empty input: kube-proxy's fixed rules only)`;
+}
+
+/** Warnings about the input as a whole (printed `warning: ...`). */
+export function inputWarnings(input: { services: Service[]; slices: EndpointSlice[]; legacy: Endpoints[]; nodes: Node[] }, settings: ProxySettings, nodeNamedBy: string | undefined): string[] {
+  const out: string[] = [];
+  if (input.services.length > 0 && input.slices.length === 0 && input.legacy.length === 0) {
+    out.push(
+      `the input has ${input.services.length} Service(s) and not one EndpointSlice or Endpoints: every Service is compiled without endpoints ` +
+        `(its traffic is rejected); include them, e.g. ${CLUSTER_QUERY}`,
+    );
+  }
+  if (nodeNamedBy !== undefined && input.nodes.length > 0 && !input.nodes.some((n) => n.metadata.name === settings.nodeName)) {
+    const names = input.nodes.map((n) => n.metadata.name);
+    out.push(
+      `${nodeNamedBy} names node "${settings.nodeName}", which is not among the input's Nodes (${names.slice(0, 5).join(', ')}${names.length > 5 ? `, ... ${names.length} in all` : ''}): ` +
+        'no endpoint counts as local, and the node\'s addresses, pod CIDR and zone are unknown',
+    );
+  }
+  return out;
+}
+
+/** The note explain prints too: without a local-traffic detector kube-proxy cannot tell pod traffic apart. */
+export function detectorNote(ir: ProxyIR, settings: ProxySettings): string | undefined {
+  if (ir.knobs.localDetector) return undefined;
+  const family = ir.family;
+  const why =
+    settings.detectLocalMode === 'ClusterCIDR' ? `--detect-local-mode ClusterCIDR and no ${family} --cluster-cidr (or clusterCIDR in --config)`
+    : settings.detectLocalMode === 'NodeCIDR' ? `--detect-local-mode NodeCIDR and no ${family} podCIDR on Node "${settings.nodeName}"`
+    : `--detect-local-mode ${settings.detectLocalMode} without its interface`;
+  return `no local-traffic detector (${why}): kube-proxy cannot tell pod traffic from other traffic and writes none of the rules that need to (masquerading off-cluster traffic to cluster IPs, letting pods reach Local external IPs directly)`;
+}
