@@ -9,6 +9,7 @@ import type { ReadSummary } from '../parser/load.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { ProxySettings } from '../ir/context.js';
+import { UsageError } from './exit-codes.js';
 
 const KINDS = 'a Service, EndpointSlice, Endpoints or Node';
 export const CLUSTER_QUERY = 'kubectl get svc,endpointslices,nodes -A -o yaml';
@@ -59,4 +60,17 @@ export function detectorNote(ir: ProxyIR, settings: ProxySettings): string | und
     : settings.detectLocalMode === 'NodeCIDR' ? `--detect-local-mode NodeCIDR and no ${family} podCIDR on Node "${settings.nodeName}"`
     : `--detect-local-mode ${settings.detectLocalMode} without its interface`;
   return `no local-traffic detector (${why}): kube-proxy cannot tell pod traffic from other traffic and writes none of the rules that need to (masquerading off-cluster traffic to cluster IPs, letting pods reach Local external IPs directly)`;
+}
+
+/**
+ * A delta from a state with Services to an input without any would remove every Service from
+ * the node: what an empty or mistaken input (a wrong -f, the wrong family) looks like. Refused
+ * unless --allow-empty says it is meant.
+ */
+export function refuseEmptyingDelta(ir: ProxyIR, previousServices: number, previous: string, allowEmpty: boolean | undefined): void {
+  if (allowEmpty || ir.servicePorts.length > 0 || previousServices === 0) return;
+  throw new UsageError(
+    `refusing a delta that removes every Service from --previous ${previous} (it holds ${previousServices} Service entries): the input has no ${ir.family} Service ports. ` +
+      'Check -f and --ip-family; pass --allow-empty if removing them all is meant',
+  );
 }

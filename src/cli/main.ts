@@ -108,7 +108,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
     .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
-    .option('-o, --output <path>', 'write to PATH atomically instead of stdout')
+    .option('-o, --output <path>', 'write to PATH atomically instead of stdout (a file; in ipvs mode a directory). Unlike kubectl and kpc diff/trace/explain, where -o is a format')
     .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush); ipvs mode: a bundle directory or apply.sh (see below)')
     .option('--full', 'with --previous: print everything, plus the deletions')
     .addOption(
@@ -123,7 +123,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   commonCommand(program, 'diff', 'show, per Service port, what changed against a previous output (exit 0 same, 1 differs)')
     .requiredOption('--previous <path>', 'a previous output or a node\'s iptables-save; ipvs mode: a bundle directory or apply.sh (see below)')
-    .option('-o, --output <format>', 'json for tools (default: a human view, coloured on a terminal)')
+    .addOption(new Option('-o, --output <format>', 'json for tools (default: a human view, coloured on a terminal)').choices(['text', 'json']))
     .addHelpText('after', IPVS_INCREMENTAL_HELP)
     .exitOverride()
     .action((flags: DiffFlags) => setExit(runDiff(flags, io)));

@@ -168,6 +168,18 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   return state;
 }
 
+/**
+ * How many Service rules a state's KUBE-SERVICES chains hold (nat: a jump per service port
+ * with endpoints; filter: a REJECT per one without), the node-ports jump left out.
+ */
+export function countServiceRules(state: IptablesState): number {
+  let n = 0;
+  for (const table of ['nat', 'filter'] as const) {
+    for (const rule of state.get(table)?.get('KUBE-SERVICES')?.rules ?? []) if (!rule.spec.includes('-j KUBE-NODEPORTS')) n++;
+  }
+  return n;
+}
+
 /** kube-proxy's per-service chains in nat (proxier.go isServiceChainName): the ones it deletes when stale. */
 export function isServiceChain(name: string): boolean {
   return /^KUBE-(SVC|SVL|EXT|FW|SEP)-/.test(name);

@@ -18,6 +18,8 @@ import { readPreviousState, withPrevious } from './previous.js';
 import { compileIpvsDelta } from './ipvs-incremental.js';
 import { timed, timedChunks, timingsEnabled, timingsJSON } from '../stage-timer.js';
 import { progressFor } from '../progress.js';
+import { refuseEmptyingDelta } from '../input-checks.js';
+import { countServiceRules } from '../../diff/state.js';
 
 export interface CompileFlags extends CommonFlags {
   standalone?: boolean;
@@ -28,7 +30,21 @@ export interface CompileFlags extends CommonFlags {
   ipvsRemovedRealServers?: string;
 }
 
+/** Words that mean an output format to kubectl (-o json) but would become a file name here. */
+const FORMAT_WORDS = new Set(['json', 'yaml', 'yml', 'wide', 'name', 'text', 'txt']);
+
+/**
+ * compile's -o is the file (or, in ipvs mode, the directory) to write, as cli.md has it;
+ * kubectl's -o is a format. `-o json` is a mistake, not a file to create.
+ */
+function checkOutputPath(output: string | undefined): void {
+  if (output !== undefined && FORMAT_WORDS.has(output.toLowerCase())) {
+    throw new UsageError(`-o ${output}: kpc compile's -o names the file to write (rules, not a format); for JSON views see kpc diff -o json, kpc trace -o json and kpc explain -o json. To write a file of that name, use -o ./${output}`);
+  }
+}
+
 export function runCompile(flags: CompileFlags, io: Io): number {
+  checkOutputPath(flags.output);
   const progress = progressFor(io);
   const compiled = compileInput(flags, io.readStdin, progress);
   progress.done();
@@ -43,6 +59,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
     // Only what must change, for `iptables-restore --noflush`.
     const facts = new RuleFacts(compiled.family);
     const before = readPreviousState(flags.previous, facts, io.readStdin);
+    refuseEmptyingDelta(compiled.ir, countServiceRules(before), flags.previous, flags.allowEmpty);
     return [withPrevious(flags.previous, () => renderDelta(before, stateOfRuleset(ruleset, facts), { full: flags.full ?? false }))];
   });
   // The text is rendered as it is written (timed as emit). A file is written atomically, so it

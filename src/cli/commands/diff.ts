@@ -26,7 +26,6 @@ function painter(enabled: boolean): Paint {
 
 export function runDiff(flags: DiffFlags, io: Io): number {
   if (flags.previous === undefined) throw new UsageError('kpc diff needs --previous PATH (an earlier output or a node\'s iptables-save)');
-  if (flags.output !== undefined && flags.output !== 'json') throw new UsageError(`-o ${flags.output}: kpc diff prints text, or JSON with -o json`);
   const compiled = compileInput(flags, io.readStdin);
   reportCompiled(io, compiled);
   if (compiled.settings.mode === 'ipvs') return diffIpvs(compiled.ir, { ...flags, previous: flags.previous }, io, painter(io.stdoutIsTTY));

@@ -44,6 +44,7 @@ import { explainWriteErrors, writeDirectoryAtomic, type Io } from '../io.js';
 import { readTextFile } from './previous.js';
 import { RulesReadError } from '../../trace/read.js';
 import { reportNotes } from '../report.js';
+import { refuseEmptyingDelta } from '../input-checks.js';
 
 function readPrevious(path: string, ir: ProxyIR, facts: RuleFacts, flag: string, io: Io): IpvsNodeState {
   try {
@@ -78,6 +79,7 @@ export interface IpvsDeltaFlags {
   full?: boolean;
   standalone?: boolean;
   ipvsRemovedRealServers?: string;
+  allowEmpty?: boolean;
 }
 
 /** `synced` is syncIpvs(ir), which compile already has (for its ipset warning). */
@@ -87,6 +89,7 @@ export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDelt
   const standalone = flags.standalone ?? false;
   const facts = new RuleFacts(ir.family);
   const prev = readPrevious(flags.previous, ir, facts, '--previous', io);
+  refuseEmptyingDelta(ir, prev.ipvs.virtualServers.size, flags.previous, flags.allowEmpty);
   const next = newState(ir, facts, synced);
   let delta;
   try {
