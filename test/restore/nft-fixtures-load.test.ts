@@ -15,7 +15,9 @@
  *      transaction of partial.nft, gives this step's expected.dump;
  *   4. fresh.dump, where present, loads and reads back as declared too;
  *   5. the raw expected.dump, in the test's own order: either it loads, or nft refuses it for a
- *      forward reference only ("No such file or directory") — counted and printed.
+ *      forward reference only ("No such file or directory") — counted and printed;
+ *   6. every ruleset of the packet-flow cases (fixtures/packet-flow-nftables: kube-proxy.dump,
+ *      fresh.dump, the helper tests' rules.dump) loads and reads back as declared.
  *
  * Root only: without root, `ip` or `nft` the suite is skipped with a loud warning, and under
  * CI=true it fails instead (describeLab, test/netns/lab.ts).
@@ -81,6 +83,15 @@ function splitTransactions(text: string): string[] {
 }
 
 const cases = findCases();
+
+const FLOWS = join(REPO, 'fixtures/packet-flow-nftables');
+/** Every kube-proxy.dump / fresh.dump / rules.dump of the packet-flow cases. */
+const flowDumps: { name: string; path: string }[] = existsSync(FLOWS)
+  ? readdirSync(FLOWS, { recursive: true, encoding: 'utf8' })
+      .filter((f) => /(^|\/)(kube-proxy|fresh|rules)\.dump$/.test(f))
+      .sort()
+      .map((f) => ({ name: f, path: join(FLOWS, f) }))
+  : [];
 const byName = new Map(cases.map((c) => [`${c.release}/${c.name}`, c]));
 
 /** The previous TestSyncProxyRulesRepeated step of a case, if it is one (NN > 01). */
@@ -193,6 +204,17 @@ describeLab('nftables facts load into a real kernel with nft -f', { commands: ['
         for (const e of errors) expect(e, 'the only reason a test literal may fail to load as is').toMatch(/Error: (Could not process rule: )?No such file or directory/);
         rawOrder.forwardReference++;
       }
+    });
+  }
+
+  // The packet-flow cases' rulesets (fixtures/packet-flow-nftables): kube-proxy's own Dump()
+  // at each runPacketFlowTests call, and the fresh full sync where history left flushed chains.
+  for (const d of flowDumps) {
+    it(`packet-flow ${d.name}`, { timeout: 60_000 }, async () => {
+      const text = readFileSync(d.path, 'utf8');
+      const got = await loadAndList(toLoadOrder(text), dumpFamily(text));
+      expect(got.ok, `nft -f failed:\n${got.loads.at(-1)?.stderr}`).toBe(true);
+      expect(readBack(text, got.listing, got.json!)).toEqual([]);
     });
   }
 
