@@ -25,6 +25,11 @@ export interface GoldenCase {
    * content, for the files present in `expected/` (absent files are not compared).
    */
   expectedFiles?: Record<string, string>;
+  /**
+   * nftables cases: the ruleset kube-proxy's unit test compares (knftables' fake Dump() form,
+   * fixtures/kube-proxy/nftables/PROVENANCE.md); their runner compares in that form.
+   */
+  expectedDump?: string;
 }
 
 export interface LoadOptions {
@@ -33,6 +38,8 @@ export interface LoadOptions {
    * test/ipvs/golden.test.ts, which compares every file of the bundle.
    */
   bundles?: boolean;
+  /** Include nftables cases (those with an `expected.dump`); off by default, as for bundles. */
+  nftables?: boolean;
 }
 
 function readExpectedDir(dir: string): Record<string, string> | undefined {
@@ -65,6 +72,7 @@ export function loadGoldenCases(root = FIXTURES_ROOT, options: LoadOptions = {})
     const out = join(dir, 'expected.out');
     const err = join(dir, 'expected.err');
     const expectedFiles = readExpectedDir(dir);
+    const dump = join(dir, 'expected.dump');
     return {
       name: relative(root, dir),
       dir,
@@ -77,9 +85,10 @@ export function loadGoldenCases(root = FIXTURES_ROOT, options: LoadOptions = {})
       hasInput: existsSync(join(dir, 'input')),
       hasConfig: existsSync(join(dir, 'config.yaml')),
       ...(expectedFiles ? { expectedFiles } : {}),
+      ...(existsSync(dump) ? { expectedDump: readFileSync(dump, 'utf8') } : {}),
     };
   });
-  return options.bundles ? all : all.filter((c) => c.expectedFiles === undefined);
+  return all.filter((c) => (options.bundles || c.expectedFiles === undefined) && (options.nftables || c.expectedDump === undefined));
 }
 
 /** The full argv for a case: its args plus its input and config. */
