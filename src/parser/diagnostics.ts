@@ -50,6 +50,8 @@ export interface Diagnostic {
   path: string;
   message: string;
   severity: Severity;
+  /** The object, in a file that holds several (a List, a stream): `Service shop/web`. */
+  object?: string;
 }
 
 /** `spec.ports[0].port`, `metadata.labels[app]`: the rendering of Go's field.Path. */
@@ -80,7 +82,8 @@ export function locateError(origin: ObjectOrigin, e: FieldError): Diagnostic {
 /** `file:line:column: field.path: message` (warnings say so after the position). */
 export function renderDiagnostic(d: Diagnostic): string {
   const where = `${d.file}:${d.line}:${d.column}`;
-  const what = d.path === '' ? d.message : `${d.path}: ${d.message}`;
+  const field = d.path === '' ? d.message : `${d.path}: ${d.message}`;
+  const what = d.object === undefined ? field : `${d.object}: ${field}`;
   return d.severity === 'warning' ? `${where}: warning: ${what}` : `${where}: ${what}`;
 }
 

@@ -57,7 +57,7 @@ interface FileResult {
   before: { errors: number; objects: number };
   objects: LoadedObject[];
   errors: Diagnostic[];
-  warnings: Array<{ origin: ObjectOrigin; warning: FieldError }>;
+  warnings: Array<{ origin: ObjectOrigin; warning: FieldError; object: string | undefined }>;
   notes: string[];
   /** Objects whose namespace was filled in with the default. */
   defaulted: number;
@@ -133,7 +133,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
     append(result.objects, fileResult.objects);
     append(result.errors, fileResult.errors);
     append(result.notes, fileResult.notes);
-    for (const { origin, warning } of fileResult.warnings) warnings.add(origin, warning);
+    for (const { origin, warning, object } of fileResult.warnings) warnings.add(origin, warning, object);
     defaulted += fileResult.defaulted;
   }
   if (result.errors.length === 0) {
@@ -167,9 +167,10 @@ function loadRead(file: string, read: ReadResult, before: LoadResult, options: L
   const out = emptyFileResult(before);
   append(out.errors, read.diagnostics);
   options.progress?.(`reading ${file}: ${read.objects.length} objects`);
+  const many = read.objects.length > 1;
   for (const raw of read.objects) {
     if (errorLimitReached(out, options)) break;
-    decodeInto(out, raw, options);
+    decodeInto(out, raw, options, many);
   }
   return out;
 }
@@ -187,13 +188,13 @@ function loadJsonObjects(file: string, items: JsonObjects, before: LoadResult, o
     const item = timed('read', () => items.take(i));
     if ('failed' in item) return loadOpened(file, timed('read', () => items.failure(item)), before, options);
     if (errorLimitReached(out, options)) continue;
-    decodeInto(out, item, options);
+    decodeInto(out, item, options, items.count > 1);
   }
   return out;
 }
 
 /** Decode one raw object into the file's result. */
-function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void {
+function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions, many: boolean): void {
   out.documents++;
   if (raw.problems) {
     append(out.errors, raw.problems);
@@ -207,9 +208,11 @@ function decodeInto(out: FileResult, raw: RawObject, options: LoadOptions): void
     out.skipped.push({ kind: decoded.kind, note: `${raw.origin.file}: ${decoded.note}` });
     return;
   }
-  for (const warning of decoded.warnings) out.warnings.push({ origin: raw.origin, warning });
+  // In a file of several objects, a message names its object as well as its place.
+  const object = many ? objectLabel(raw.value) : undefined;
+  for (const warning of decoded.warnings) out.warnings.push({ origin: raw.origin, warning, object });
   if (decoded.status === 'invalid') {
-    out.errors.push(...decoded.errors.map((e) => locateError(raw.origin, e)));
+    for (const e of decoded.errors) out.errors.push(withObject(locateError(raw.origin, e), object));
     return;
   }
   out.objects.push({ object: decoded.object, origin: raw.origin });
@@ -225,11 +228,11 @@ class WarningCollector {
   readonly located: Diagnostic[] = [];
   private readonly counts = new Map<string, number>();
 
-  add(origin: ObjectOrigin, w: FieldError): void {
+  add(origin: ObjectOrigin, w: FieldError, object?: string): void {
     const key = w.group ?? `${formatFieldPath(w.path).replace(/\[\d+\]/g, '[]')}: ${w.message}`;
     const n = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, n);
-    if (n <= WarningCollector.PER_MESSAGE) this.located.push(locateError(origin, w));
+    if (n <= WarningCollector.PER_MESSAGE) this.located.push(withObject(locateError(origin, w), object));
   }
 
   summary(): string[] {
@@ -240,6 +243,20 @@ class WarningCollector {
     }
     return out;
   }
+}
+
+function withObject(d: Diagnostic, object: string | undefined): Diagnostic {
+  return object === undefined ? d : { ...d, object };
+}
+
+/** `Service shop/web`, `Node node-a`: names are not validated yet, so odd ones are quoted. */
+function objectLabel(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const v = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  if (typeof v.kind !== 'string' || typeof v.metadata?.name !== 'string') return undefined;
+  const safe = (t: string) => (/^[A-Za-z0-9._-]+$/.test(t) ? t : JSON.stringify(t));
+  const ns = typeof v.metadata.namespace === 'string' && v.metadata.namespace !== '' ? `${safe(v.metadata.namespace)}/` : '';
+  return `${safe(v.kind)} ${ns}${safe(v.metadata.name)}`;
 }
 
 /** kubectl fills in the context namespace; kpc fills in --namespace. True when it did. */

@@ -96,3 +96,20 @@ describe('flags and the config take the same values', () => {
     expect(err).toContain('--pod-bridge-interface: ".." must be a network interface name');
   });
 });
+
+describe('errors inside a List name the object; a misspelt field suggests the right one', () => {
+  it('a List: "Service shop/web" beside the position; a lone object: the position alone', async () => {
+    const svc = (name: string, extra: string) => `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "${name}", "namespace": "shop"}, "spec": {"clusterIP": "10.96.0.${name.length}", "ports": [{"port": 80${extra}}]}}`;
+    const list = `{"apiVersion": "v1", "kind": "List", "items": [\n${svc('web', '')},\n${svc('api', ', "targetport": 8080')}\n]}\n`;
+    const err = await refused(VALIDATE, list);
+    expect(err).toMatch(/<stdin>:3:\d+: Service shop\/api: spec\.ports\[0\]\.targetport: unknown field "spec\.ports\[0\]\.targetport" \(did you mean "targetPort"\?\)/);
+    const lone = await refused(VALIDATE, svc('api', ', "targetport": 8080'));
+    expect(lone).toMatch(/<stdin>:1:\d+: spec\.ports\[0\]\.targetport: unknown field/);
+  });
+
+  it('a case slip is suggested too; an unrelated name is not', async () => {
+    const err = await refused(VALIDATE, 'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIp: 10.96.0.1\n  bogus: 1\n  ports: [{port: 80}]\n');
+    expect(err).toContain('spec.clusterIp: unknown field "spec.clusterIp" (did you mean "clusterIP"?)');
+    expect(err).toContain('spec.bogus: unknown field "spec.bogus"\n');
+  });
+});

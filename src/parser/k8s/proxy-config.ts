@@ -116,7 +116,7 @@ const isUnknownField = (e: FieldError) => e.message.startsWith('unknown field "'
 function decodeV1Alpha1(raw: Record<string, unknown>, unknownFields: 'warn' | 'error') {
   const strict = v1alpha1Schema(true).safeParse(raw);
   if (strict.success) return { wire: strict.data, errors: [] as FieldError[], warnings: [] as FieldError[] };
-  const problems = structuralErrors(strict.error, raw);
+  const problems = structuralErrors(strict.error, raw, v1alpha1Schema(true));
   const unknown = problems.filter(isUnknownField);
   const other = problems.filter((e) => !isUnknownField(e));
   if (unknownFields === 'error' || other.length > 0) {
@@ -156,7 +156,7 @@ export function decodeProxyConfig(raw: unknown, opts: ProxyConfigOptions = {}): 
     internal = fromV1Alpha1(decoded.wire);
   } else {
     const parsed = v1alpha2Schema().safeParse(obj);
-    if (!parsed.success) return invalidResult(structuralErrors(parsed.error, obj));
+    if (!parsed.success) return invalidResult(structuralErrors(parsed.error, obj, v1alpha2Schema()));
     internal = fromV1Alpha2(parsed.data);
   }
   if (internal.errors.length > 0) return invalidResult(internal.errors, warnings);

@@ -179,7 +179,7 @@ describe('decodeObject: strict structural decoding', () => {
     ['an unknown spec field', (s: ReturnType<typeof service>) => (s.spec.foo = 1), ['spec.foo: unknown field "spec.foo"']],
     ['an unknown top-level field', (s: ReturnType<typeof service>) => (s.extra = true), ['extra: unknown field "extra"']],
     ['an unknown field in a list item', (s: ReturnType<typeof service>) => (s.spec.ports[0].hostPort = 80), ['spec.ports[0].hostPort: unknown field "spec.ports[0].hostPort"']],
-    ['a misspelt field (case matters)', (s: ReturnType<typeof service>) => (s.spec.clusterIp = s.spec.clusterIP), ['spec.clusterIp: unknown field "spec.clusterIp"']],
+    ['a misspelt field (case matters)', (s: ReturnType<typeof service>) => (s.spec.clusterIp = s.spec.clusterIP), ['spec.clusterIp: unknown field "spec.clusterIp" (did you mean "clusterIP"?)']],
     ['clusterName, removed from ObjectMeta', (s: ReturnType<typeof service>) => (s.metadata.clusterName = 'x'), ['metadata.clusterName: unknown field "metadata.clusterName"']],
     [
       'a quoted port number',

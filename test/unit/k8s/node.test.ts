@@ -99,7 +99,7 @@ describe('Node: validation', () => {
       change: (n) => (n.status.someFutureField = { anything: [1, 2] }),
       errors: [],
     },
-    { name: 'spec fields are checked strictly', change: (n) => (n.spec.podCidr = 'x'), errors: ['spec.podCidr: unknown field "spec.podCidr"'] },
+    { name: 'spec fields are checked strictly', change: (n) => (n.spec.podCidr = 'x'), errors: ['spec.podCidr: unknown field "spec.podCidr" (did you mean "podCIDR"?)'] },
   ];
   for (const c of cases) {
     it(c.name, () => {

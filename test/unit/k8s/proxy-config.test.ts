@@ -135,7 +135,7 @@ describe('decodeProxyConfig: decoding', () => {
     const r = decodeProxyConfig(config({ iptables: { masqueradeAl: true }, udpIdleTimeout: '250ms' }));
     expect(r.status).toBe('ok');
     expect(render(r.warnings)).toEqual([
-      'iptables.masqueradeAl: unknown field "iptables.masqueradeAl" (ignored: kube-proxy falls back to lenient decoding for v1alpha1)',
+      'iptables.masqueradeAl: unknown field "iptables.masqueradeAl" (did you mean "masqueradeAll"?) (ignored: kube-proxy falls back to lenient decoding for v1alpha1)',
       'udpIdleTimeout: unknown field "udpIdleTimeout" (ignored: kube-proxy falls back to lenient decoding for v1alpha1)',
     ]);
   });

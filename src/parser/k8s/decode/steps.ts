@@ -30,6 +30,6 @@ function acceptorFor(schema: z.ZodType): Acceptor {
 export function defaultsAndValidation<S extends z.ZodType>(schema: S, raw: unknown, next: (wire: z.infer<S>) => DecodeResult): DecodeResult {
   if (acceptorFor(schema)(raw)) return next(raw as z.infer<S>);
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return invalidResult(structuralErrors(parsed.error, raw));
+  if (!parsed.success) return invalidResult(structuralErrors(parsed.error, raw, schema));
   return next(parsed.data);
 }

@@ -19,6 +19,7 @@ import { fieldError } from '../../diagnostics.js';
 import { required } from '../field-errors.js';
 import { asJSON, renderBadValue, type BadValue } from '../go-format.js';
 import { MAP_FIELDS } from './primitives.js';
+import { suggestField } from './suggest.js';
 
 /** A zod path as a field path, with map keys as `[key]`. */
 export function toFieldPath(path: ReadonlyArray<PropertyKey>): FieldPath {
@@ -74,14 +75,15 @@ function typeError(path: FieldPath, value: unknown, expected: string): FieldErro
 }
 
 /** Converts one zod issue; unknown keys become one error per key. */
-function convert(issue: z.core.$ZodIssue, root: unknown): FieldError[] {
+function convert(issue: z.core.$ZodIssue, root: unknown, schema: z.ZodType | undefined): FieldError[] {
   const path = toFieldPath(issue.path);
   const value = valueAt(root, issue.path);
   switch (issue.code) {
     case 'unrecognized_keys':
       return issue.keys.map((k) => {
         const p = toFieldPath([...issue.path, k]);
-        return fieldError(p, `unknown field "${formatFieldPath(p)}"`);
+        const meant = schema ? suggestField(schema, issue.path, k) : undefined;
+        return fieldError(p, `unknown field "${formatFieldPath(p)}"${meant ? ` (did you mean "${meant}"?)` : ''}`);
       });
     case 'invalid_type':
       if (value === undefined) return [required(path)];
@@ -97,7 +99,7 @@ function convert(issue: z.core.$ZodIssue, root: unknown): FieldError[] {
   }
 }
 
-/** All structural errors of a failed parse, in document order of the issues. */
-export function structuralErrors(error: z.ZodError, root: unknown): FieldError[] {
-  return error.issues.flatMap((i) => convert(i, root));
+/** All structural errors of a failed parse, in document order of the issues; `schema` words suggestions. */
+export function structuralErrors(error: z.ZodError, root: unknown, schema?: z.ZodType): FieldError[] {
+  return error.issues.flatMap((i) => convert(i, root, schema));
 }
