@@ -219,11 +219,20 @@ function yamlScalar(v: unknown): string {
   return JSON.stringify(v);
 }
 
+export type ClusterFormat = 'json' | 'json-compact' | 'yaml';
+
 /**
  * The List as text chunks, one per item, so clusters larger than a JavaScript string
- * (about 512 MiB) can still be written. JSON is indented like `kubectl get -o json`.
+ * (about 512 MiB) can still be written. JSON is indented like `kubectl get -o json`;
+ * json-compact is the same List on one line (`jq -c`, the API's wire form).
  */
-export function* renderCluster(objects: unknown[], format: 'json' | 'yaml'): Generator<string> {
+export function* renderCluster(objects: unknown[], format: ClusterFormat): Generator<string> {
+  if (format === 'json-compact') {
+    yield '{"apiVersion":"v1","items":[';
+    for (let i = 0; i < objects.length; i++) yield `${i > 0 ? ',' : ''}${JSON.stringify(objects[i])}`;
+    yield '],"kind":"List","metadata":{"resourceVersion":""}}';
+    return;
+  }
   if (format === 'json') {
     yield '{\n    "apiVersion": "v1",\n    "items": [\n';
     for (let i = 0; i < objects.length; i++) {
@@ -245,7 +254,7 @@ function main(argv: string[]): void {
   };
   const services = Number(arg('services', '1000'));
   const seed = Number(arg('seed', '1'));
-  const format = arg('format', 'json') as 'json' | 'yaml';
+  const format = arg('format', 'json') as ClusterFormat;
   const variant = arg('variant', 'base') as 'base' | 'one-changed';
   const out = arg('output', '-');
   const fd = out === '-' ? 1 : openSync(out, 'w');

@@ -1,0 +1,175 @@
+/**
+ * Side-by-side pairs: two kpc runs that a target compares (compact JSON against indented JSON,
+ * YAML against JSON, ...), measured in one sitting, alternating A B A B so that drift of the
+ * machine falls on both. Prints the medians, the ratio B/A, and whether the two outputs are the
+ * same bytes when the pair says they must be.
+ *
+ *   npm run build && node dist/bench/pairs.js --services 20000 --repeat 5 --pairs compact-json
+ *
+ * Each run is `node dist/bench/kpc-child.js …`, which is `node bin/kpc.js …` plus one result line
+ * (bench/kpc-child.ts). Inputs come from bench/gen.ts, cached under --cache.
+ */
+
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateCluster, renderCluster, type ClusterFormat } from './gen.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..', '..');
+const KPC_CHILD = join(HERE, 'kpc-child.js');
+
+interface Side {
+  label: string;
+  /** kpc's arguments; INPUT(format) is replaced by the generated input's path, OUT by an output path. */
+  argv: string[];
+}
+
+interface Pair {
+  name: string;
+  what: string;
+  a: Side;
+  b: Side;
+  /** The target for B/A, when the issue sets one. */
+  target?: number;
+  /** The two runs must write the same bytes. */
+  sameBytes: boolean;
+}
+
+const NODE = ['--hostname-override', 'node-0', '--cluster-cidr', '10.0.0.0/8'];
+
+const PAIRS: Record<string, Pair> = {
+  'compact-json': {
+    name: 'compact-json',
+    what: 'compact one-line JSON (jq -c) against kubectl-indented JSON, iptables mode',
+    a: { label: 'indented JSON', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compact JSON', argv: ['compile', ...NODE, '-f', 'INPUT(json-compact)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: true,
+  },
+  'yaml-json': {
+    name: 'yaml-json',
+    what: 'YAML against JSON of the same cluster, iptables mode',
+    a: { label: 'JSON', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'YAML', argv: ['compile', ...NODE, '-f', 'INPUT(yaml)', '-o', 'OUT'] },
+    target: 1.25,
+    sameBytes: true,
+  },
+};
+
+interface Options {
+  services: number;
+  seed: number;
+  repeat: number;
+  pairs: string[];
+  cache: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const arg = (name: string, dflt: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
+  };
+  const pairs = arg('pairs', Object.keys(PAIRS).join(',')).split(',');
+  for (const p of pairs) if (!PAIRS[p]) throw new Error(`unknown pair ${p}; known: ${Object.keys(PAIRS).join(', ')}`);
+  return {
+    services: Number(arg('services', '20000')),
+    seed: Number(arg('seed', '1')),
+    repeat: Number(arg('repeat', '3')),
+    pairs,
+    cache: arg('cache', join(tmpdir(), 'kpc-bench-cache')),
+  };
+}
+
+/** The generated input, written once per (size, seed, format) and generator version. */
+function input(opts: Options, format: ClusterFormat): string {
+  const genHash = createHash('sha256').update(readFileSync(join(HERE, 'gen.js'))).digest('hex').slice(0, 12);
+  const dir = join(opts.cache, `pairs-${genHash}`);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `s${opts.services}-seed${opts.seed}.${format === 'json-compact' ? 'compact.json' : format}`);
+  if (existsSync(path)) return path;
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w');
+  for (const chunk of renderCluster(generateCluster({ services: opts.services, seed: opts.seed }), format)) {
+    const bytes = Buffer.from(chunk);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off);
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  return path;
+}
+
+interface Run {
+  ms: number;
+  maxRssMB: number;
+  sha256: string;
+}
+
+function runKpc(argv: string[], out: string): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [KPC_CHILD, ...argv], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-100_000)));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - started;
+      const line = stderr.slice(stderr.lastIndexOf('kpc-bench-result: ') + 'kpc-bench-result: '.length).split('\n')[0]!;
+      if (code !== 0) return reject(new Error(`kpc ${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`));
+      const result = JSON.parse(line) as { maxRssKB: number };
+      const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
+      resolvePromise({ ms, maxRssMB: result.maxRssKB / 1024, sha256 });
+    });
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+
+async function measure(pair: Pair, opts: Options, work: string): Promise<string> {
+  const resolveArgv = (side: Side, out: string) =>
+    side.argv.map((a) => (a === 'OUT' ? out : a.replace(/^INPUT\(([a-z-]+)\)$/, (_, f: string) => input(opts, f as ClusterFormat))));
+  const runs: Record<'a' | 'b', Run[]> = { a: [], b: [] };
+  for (let i = 0; i < opts.repeat; i++) {
+    // A B, then B A: each side runs first as often as the other.
+    const order: Array<'a' | 'b'> = i % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
+    for (const side of order) {
+      const out = join(work, `${pair.name}-${side}.out`);
+      runs[side].push(await runKpc(resolveArgv(pair[side], out), out));
+    }
+  }
+  const a = median(runs.a.map((r) => r.ms));
+  const b = median(runs.b.map((r) => r.ms));
+  const same = runs.a[0]!.sha256 === runs.b[0]!.sha256;
+  const ratio = b / a;
+  const verdict = pair.target === undefined ? '' : ratio <= pair.target ? ` (target ≤ ${pair.target}×: met)` : ` (target ≤ ${pair.target}×: NOT met)`;
+  return [
+    `${pair.name}: ${pair.what}; ${opts.services} Services, ${opts.repeat} runs each, medians`,
+    `  A ${pair.a.label}: ${(a / 1000).toFixed(2)} s, ${Math.round(median(runs.a.map((r) => r.maxRssMB)))} MB   (${runs.a.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
+    `  B ${pair.b.label}: ${(b / 1000).toFixed(2)} s, ${Math.round(median(runs.b.map((r) => r.maxRssMB)))} MB   (${runs.b.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
+    `  B/A ${ratio.toFixed(2)}×${verdict}; outputs ${same ? 'the same bytes' : 'DIFFER'} (sha256 ${runs.a[0]!.sha256.slice(0, 16)}${same ? '' : ` vs ${runs.b[0]!.sha256.slice(0, 16)}`})`,
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const opts = parseArgs(argv);
+  const work = join(opts.cache, `pairs-work-${process.pid}`);
+  mkdirSync(work, { recursive: true });
+  let failed = false;
+  try {
+    for (const name of opts.pairs) {
+      const pair = PAIRS[name]!;
+      const report = await measure(pair, opts, work);
+      console.log(report);
+      if (pair.sameBytes && report.includes('DIFFER')) failed = true;
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));
