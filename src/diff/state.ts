@@ -8,11 +8,12 @@
  * outputs of kpc share almost all their rule texts, so comparing them parses almost nothing.
  */
 
-import type { Ruleset } from '../emit/iptables/ruleset.js';
-import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../trace/parse-rule.js';
-import { readRules, RulesReadError } from '../trace/read.js';
-import { tokenize, TokenizeError } from '../trace/tokenize.js';
-import { canonicalRule } from './canonical.js';
+import type { Ruleset } from '../lang/iptables/ruleset.js';
+import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../lang/iptables/parse-rule.js';
+import { readRules, RulesReadError } from '../lang/iptables/read.js';
+import { tokenize, TokenizeError } from '../lang/iptables/tokenize.js';
+import { BUILTIN_CHAIN_NAMES } from '../lang/iptables/chains.js';
+import { canonicalRule } from '../lang/iptables/canonical.js';
 import { editScriptBy, type Edit } from './sequence.js';
 
 interface Facts {
@@ -92,7 +93,6 @@ export type TableState = Map<string, ChainState>;
 export type IptablesState = Map<'filter' | 'nat', TableState>;
 
 const TABLES = ['filter', 'nat'] as const;
-const BUILTIN = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
 
 function emptyState(): IptablesState {
   return new Map(TABLES.map((t) => [t, new Map()]));
@@ -126,7 +126,7 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
     if (line.startsWith(':')) {
       if (table) {
         const name = line.slice(1).split(/\s/)[0]!;
-        table.set(name, { name, builtin: BUILTIN.has(name), rules: [] });
+        table.set(name, { name, builtin: BUILTIN_CHAIN_NAMES.has(name), rules: [] });
       }
       continue;
     }
@@ -162,7 +162,7 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
     const chains = state.get(name)!;
     for (const chain of rs[name].chains.values()) {
       const prefix = `-A ${chain.name} `.length;
-      chains.set(chain.name, { name: chain.name, builtin: BUILTIN.has(chain.name), rules: chain.lines().map((l) => new RuleState(l.slice(prefix), facts)) });
+      chains.set(chain.name, { name: chain.name, builtin: BUILTIN_CHAIN_NAMES.has(chain.name), rules: chain.lines().map((l) => new RuleState(l.slice(prefix), facts)) });
     }
   }
   return state;

@@ -17,9 +17,9 @@ import type { Endpoint, ProxyIR, ServicePort } from '../ir/model.js';
 import { externallyAccessible } from '../ir/service-port.js';
 import { categorizeEndpoints, type EndpointCategories } from '../ir/topology.js';
 import { parseIP } from '../net/ip.js';
-import { addressMatches, parseAddressSpec } from '../trace/address.js';
-import type { Match, Rule, RuleSet } from '../trace/model.js';
-import { readRules } from '../trace/read.js';
+import { addressMatches, parseAddressSpec } from '../lang/iptables/address.js';
+import type { Match, Rule, RuleSet } from '../lang/iptables/model.js';
+import { readRules } from '../lang/iptables/read.js';
 
 export type EntryKind = 'cluster-ip' | 'external-ip' | 'load-balancer-ip' | 'node-port' | 'health-check-node-port';
 export type Policy = 'Cluster' | 'Local';

@@ -3,10 +3,10 @@
  * iptables-save) and say where it goes. Pure functions; the CLI does the I/O.
  */
 
-export { readRules, RulesReadError } from './read.js';
-export { tokenize, type Token } from './tokenize.js';
-export { parseRuleArgs, RuleParseError } from './parse-rule.js';
-export { implicitBuiltinChain, implicitJumpLines } from './builtin-jumps.js';
+export { readRules, RulesReadError } from '../lang/iptables/read.js';
+export { tokenize, type Token } from '../lang/iptables/tokenize.js';
+export { parseRuleArgs, RuleParseError } from '../lang/iptables/parse-rule.js';
+export { implicitBuiltinChain, implicitJumpLines } from '../lang/iptables/builtin-jumps.js';
 export {
   traceRules,
   traceRuleSet,
@@ -23,4 +23,4 @@ export {
   type Verdict,
 } from './tracer.js';
 export { renderTrace, formatPercent, type TraceStyle } from './render.js';
-export type { Chain, Match, Rule, RuleSet, Table, Target } from './model.js';
+export type { Chain, Match, Rule, RuleSet, Table, Target } from '../lang/iptables/model.js';

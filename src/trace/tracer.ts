@@ -37,10 +37,10 @@
  */
 
 import { formatIP, isLoopback, parseIP, type IP } from '../net/ip.js';
-import { addressMatches, compareIP } from './address.js';
-import { implicitBuiltinChain } from './builtin-jumps.js';
-import type { Chain, Match, Rule, RuleSet, Target } from './model.js';
-import { readRules } from './read.js';
+import { addressMatches, compareIP } from '../lang/iptables/address.js';
+import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
+import type { Chain, Match, Rule, RuleSet, Target } from '../lang/iptables/model.js';
+import { readRules } from '../lang/iptables/read.js';
 
 export type Protocol = 'tcp' | 'udp' | 'sctp';
 export type Verdict = 'ACCEPT' | 'DROP' | 'REJECT';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bareComment, chainName, quotedComment, UnsafeOutputError } from '../../src/emit/iptables/safe-text.js';
+import { bareComment, chainName, quotedComment, UnsafeOutputError } from '../../src/lang/iptables/safe-text.js';
 import { emitIptables } from '../../src/emit/iptables/index.js';
 import type { ProxyIR } from '../../src/ir/model.js';
 

@@ -4,7 +4,7 @@
  */
 
 import { buildRuleset } from '../../emit/iptables/index.js';
-import { renderRuleset } from '../../emit/iptables/render.js';
+import { renderRuleset } from '../../lang/iptables/print.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { explainWriteErrors, writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
 import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';

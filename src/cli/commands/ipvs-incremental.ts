@@ -42,7 +42,7 @@ import type { Paint } from '../../diff/report.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { explainWriteErrors, writeDirectoryAtomic, type Io } from '../io.js';
 import { readTextFile } from './previous.js';
-import { RulesReadError } from '../../trace/read.js';
+import { RulesReadError } from '../../lang/iptables/read.js';
 import { reportNotes } from '../report.js';
 import { refuseEmptyingDelta } from '../input-checks.js';
 

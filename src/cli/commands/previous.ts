@@ -4,7 +4,7 @@
 
 import { DEFAULT_MAX_INPUT_BYTES, InputFileError, PathError, readBoundedFile } from '../../parser/input-files.js';
 import { readState, type IptablesState, type RuleFacts } from '../../diff/state.js';
-import { RulesReadError } from '../../trace/read.js';
+import { RulesReadError } from '../../lang/iptables/read.js';
 import { UsageError } from '../exit-codes.js';
 
 /** Reads stdin whole, under a size limit (Io.readStdin). */

@@ -13,7 +13,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
-import { LineReadError } from '../../trace/line-read-error.js';
+import { LineReadError } from '../../lang/line-read-error.js';
 
 export class AddressReadError extends LineReadError {}
 

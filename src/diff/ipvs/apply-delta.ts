@@ -24,7 +24,7 @@
  * The script carries DELTA_MARKER, by which kpc refuses it as a `--previous` state.
  */
 
-import { builtinJumpArgs, IPVS_BUILTIN_JUMPS } from '../../emit/ipvs/iptables-rules.js';
+import { IPVS_BUILTIN_JUMPS, jumpArgs } from '../../lang/iptables/chains.js';
 import { partsSection } from '../../emit/ipvs/apply-script.js';
 import { safeIP, safeSetName, UnsafeOutputError } from '../../emit/ipvs/safe-text.js';
 import type { IPFamily } from '../../net/ip.js';
@@ -123,7 +123,7 @@ ipvsadm_part "$work/ipvs-1.rules"
   if (standalone) {
     // kube-proxy's "ensure rule": prepend each missing jump, in kube-proxy's order.
     for (const j of IPVS_BUILTIN_JUMPS) {
-      const args = builtinJumpArgs(j);
+      const args = jumpArgs(j);
       out.push(`${iptables} -w -t ${j.table} -C ${j.from} ${args} 2>/dev/null || ${iptables} -w -t ${j.table} -I ${j.from} ${args}\n`);
     }
   }

@@ -12,7 +12,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP } from '../../net/ip.js';
-import { LineReadError } from '../../trace/line-read-error.js';
+import { LineReadError } from '../../lang/line-read-error.js';
 
 export interface IpsetSet {
   name: string;

@@ -15,7 +15,7 @@
  */
 
 import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import { LineReadError } from '../../trace/line-read-error.js';
+import { LineReadError } from '../../lang/line-read-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
 export type ForwardingMethod = 'm' | 'g' | 'i';

@@ -5,18 +5,11 @@
  */
 
 import type { ProxyIR } from '../../ir/model.js';
-import type { Ruleset } from './ruleset.js';
-import { KUBE_EXTERNAL_SERVICES, KUBE_MARK_MASQ, KUBE_NODEPORTS, KUBE_PROXY_FIREWALL, KUBE_SERVICES } from './service-rules.js';
-import { quotedComment } from './safe-text.js';
+import type { Ruleset } from '../../lang/iptables/ruleset.js';
+import { KUBE_EXTERNAL_SERVICES, KUBE_FIREWALL, KUBE_FORWARD, KUBE_MARK_MASQ, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_PROXY_FIREWALL, KUBE_SERVICES } from '../../lang/iptables/chains.js';
+import { quotedComment } from '../../lang/iptables/safe-text.js';
+import { masqueradeMark } from '../common/masquerade-mark.js';
 
-export const KUBE_FORWARD = 'KUBE-FORWARD';
-export const KUBE_POSTROUTING = 'KUBE-POSTROUTING';
-export const KUBE_FIREWALL = 'KUBE-FIREWALL';
-
-/** Go's fmt.Sprintf("%#08x", 1<<bit): `0x00004000` for bit 14. */
-export function masqueradeMark(bit: number): string {
-  return `0x${(2 ** bit).toString(16).padStart(8, '0')}`;
-}
 
 /** Declare the top-level chains and write the rules that come before the services. */
 export function writeFixedHead(rs: Ruleset, ir: ProxyIR): void {

@@ -6,10 +6,11 @@
 import type { ProxyIR } from '../../ir/model.js';
 import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
 import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
-import { renderRuleset, renderRulesetText } from './render.js';
-import { newRuleset, type Ruleset } from './ruleset.js';
-import { KUBE_MARK_MASQ, planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
-import { detectorIfNotLocal } from './local-detector.js';
+import { renderRuleset, renderRulesetText } from '../../lang/iptables/print.js';
+import { newRuleset, type Ruleset } from '../../lang/iptables/ruleset.js';
+import { planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
+import { KUBE_MARK_MASQ } from '../../lang/iptables/chains.js';
+import { detectorIfNotLocal } from '../common/local-detector.js';
 import { writeStandaloneJumps } from './standalone.js';
 
 export interface IptablesOptions {

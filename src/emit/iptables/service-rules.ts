@@ -14,15 +14,11 @@ import { categorizeEndpoints } from '../../ir/topology.js';
 import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '../../ir/service-port.js';
 import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
 import { probability } from './probability.js';
-import { bareComment, quotedComment } from './safe-text.js';
-import type { ChainRules, Ruleset } from './ruleset.js';
-import { detectorIfLocal } from './local-detector.js';
+import { bareComment, quotedComment } from '../../lang/iptables/safe-text.js';
+import type { ChainRules, Ruleset } from '../../lang/iptables/ruleset.js';
+import { KUBE_EXTERNAL_SERVICES, KUBE_MARK_MASQ, KUBE_NODEPORTS, KUBE_PROXY_FIREWALL, KUBE_SERVICES } from '../../lang/iptables/chains.js';
+import { detectorIfLocal } from '../common/local-detector.js';
 
-export const KUBE_SERVICES = 'KUBE-SERVICES';
-export const KUBE_EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
-export const KUBE_NODEPORTS = 'KUBE-NODEPORTS';
-export const KUBE_PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
-export const KUBE_MARK_MASQ = 'KUBE-MARK-MASQ';
 
 /** Per-sync facts every service port's rules depend on. */
 export interface SyncContext {

@@ -29,7 +29,7 @@
  */
 
 import type { IPFamily } from '../../net/ip.js';
-import { builtinJumpArgs, IPVS_BUILTIN_JUMPS } from './iptables-rules.js';
+import { IPVS_BUILTIN_JUMPS, jumpArgs } from '../../lang/iptables/chains.js';
 import { BUNDLE_FILES, type IpvsBundle } from './bundle.js';
 import { safeCIDR, safeHeredocLine, UnsafeOutputError } from './safe-text.js';
 
@@ -181,7 +181,7 @@ trap 'rm -rf "$work"' EXIT
   out.push('\n# 2. iptables\n');
   if (standalone) {
     for (const j of IPVS_BUILTIN_JUMPS) {
-      out.push(`while ${iptables} -w -t ${j.table} -D ${j.from} ${builtinJumpArgs(j)} 2>/dev/null; do :; done\n`);
+      out.push(`while ${iptables} -w -t ${j.table} -D ${j.from} ${jumpArgs(j)} 2>/dev/null; do :; done\n`);
     }
   }
   out.push(`${iptables}-restore -w --noflush < "$dir/iptables.rules"\n`);

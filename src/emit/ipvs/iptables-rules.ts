@@ -21,23 +21,26 @@
  */
 
 import type { ProxyIR } from '../../ir/model.js';
-import { masqueradeMark } from '../iptables/fixed-rules.js';
-import { detectorIfNotLocal } from '../iptables/local-detector.js';
-import { chainName } from '../iptables/safe-text.js';
+import { masqueradeMark } from '../common/masquerade-mark.js';
+import { detectorIfNotLocal } from '../common/local-detector.js';
+import { chainName } from '../../lang/iptables/safe-text.js';
+import {
+  IPVS_BUILTIN_JUMPS,
+  jumpArgs,
+  KUBE_FORWARD,
+  KUBE_IPVS_FILTER,
+  KUBE_IPVS_OUT_FILTER,
+  KUBE_LOAD_BALANCER,
+  KUBE_MARK_MASQ,
+  KUBE_NODE_PORT,
+  KUBE_POSTROUTING,
+  KUBE_PROXY_FIREWALL,
+  KUBE_SERVICES,
+  KUBE_SOURCE_RANGES_FIREWALL,
+} from '../../lang/iptables/chains.js';
 import { fixedComment, safeIP, safePort, safeProtocol, safeSetName } from './safe-text.js';
 import { setInfo, setName, type SetKey } from './sets.js';
 import type { IpvsState } from './state.js';
-
-export const KUBE_SERVICES = 'KUBE-SERVICES';
-export const KUBE_PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
-export const KUBE_SOURCE_RANGES_FIREWALL = 'KUBE-SOURCE-RANGES-FIREWALL';
-export const KUBE_POSTROUTING = 'KUBE-POSTROUTING';
-export const KUBE_MARK_MASQ = 'KUBE-MARK-MASQ';
-export const KUBE_NODE_PORT = 'KUBE-NODE-PORT';
-export const KUBE_FORWARD = 'KUBE-FORWARD';
-export const KUBE_LOAD_BALANCER = 'KUBE-LOAD-BALANCER';
-export const KUBE_IPVS_FILTER = 'KUBE-IPVS-FILTER';
-export const KUBE_IPVS_OUT_FILTER = 'KUBE-IPVS-OUT-FILTER';
 
 type Table = 'nat' | 'filter';
 
@@ -55,31 +58,6 @@ export const IPVS_CHAINS: readonly { table: Table; chain: string }[] = [
   { table: 'filter', chain: KUBE_IPVS_FILTER },
   { table: 'filter', chain: KUBE_IPVS_OUT_FILTER },
 ];
-
-export interface BuiltinJump {
-  table: Table;
-  from: string;
-  to: string;
-  comment: string;
-}
-
-/** proxier.go iptablesJumpChain, in the order kube-proxy prepends them. */
-export const IPVS_BUILTIN_JUMPS: readonly BuiltinJump[] = [
-  { table: 'nat', from: 'OUTPUT', to: KUBE_SERVICES, comment: 'kubernetes service portals' },
-  { table: 'nat', from: 'PREROUTING', to: KUBE_SERVICES, comment: 'kubernetes service portals' },
-  { table: 'nat', from: 'POSTROUTING', to: KUBE_POSTROUTING, comment: 'kubernetes postrouting rules' },
-  { table: 'filter', from: 'FORWARD', to: KUBE_FORWARD, comment: 'kubernetes forwarding rules' },
-  { table: 'filter', from: 'INPUT', to: KUBE_NODE_PORT, comment: 'kubernetes health check rules' },
-  { table: 'filter', from: 'INPUT', to: KUBE_PROXY_FIREWALL, comment: 'kube-proxy firewall rules' },
-  { table: 'filter', from: 'FORWARD', to: KUBE_PROXY_FIREWALL, comment: 'kube-proxy firewall rules' },
-  { table: 'filter', from: 'INPUT', to: KUBE_IPVS_FILTER, comment: 'kubernetes ipvs access filter' },
-  { table: 'filter', from: 'OUTPUT', to: KUBE_IPVS_OUT_FILTER, comment: 'kubernetes ipvs access filter' },
-];
-
-/** The match-and-jump of one built-in jump, without `-A/-I CHAIN` (also used by apply.sh). */
-export function builtinJumpArgs(j: BuiltinJump): string {
-  return `-m comment --comment ${fixedComment(j.comment)} -j ${chainName(j.to)}`;
-}
 
 /** proxier.go ipsetWithIptablesChain: rules written per non-empty set, in this order. */
 const SET_JUMPS: readonly { set: SetKey; table: Table; from: string; to: string; matchType: string; proto?: string }[] = [
@@ -115,7 +93,7 @@ export function renderIptablesRules(ir: ProxyIR, state: IpvsState, options: Ipta
   const nat: string[] = [];
   const filter: string[] = [];
   if (options.standalone) {
-    for (const j of IPVS_BUILTIN_JUMPS) (j.table === 'nat' ? nat : filter).push(`-I ${j.from} ${builtinJumpArgs(j)}`);
+    for (const j of IPVS_BUILTIN_JUMPS) (j.table === 'nat' ? nat : filter).push(`-I ${j.from} ${jumpArgs(j)}`);
   }
 
   // Dismiss connections to localhost early in the service chain.

@@ -6,7 +6,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import { UnsafeOutputError } from '../iptables/safe-text.js';
+import { UnsafeOutputError } from '../../lang/iptables/safe-text.js';
 import { isKnownScheduler } from './scheduler.js';
 
 export { UnsafeOutputError };

@@ -24,7 +24,6 @@
 
 export type TableName = 'filter' | 'nat';
 
-export const BUILTIN_CHAINS: ReadonlySet<string> = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
 
 /** Runs are joined into blocks of about this many characters. */
 const BLOCK_CHARS = 1 << 17;

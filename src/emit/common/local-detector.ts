@@ -4,7 +4,7 @@
  */
 
 import type { LocalDetector } from '../../ir/model.js';
-import { interfaceName } from './safe-text.js';
+import { interfaceName } from '../../lang/iptables/safe-text.js';
 
 export function detectorIfLocal(d: LocalDetector): string {
   switch (d.mode) {

@@ -16,10 +16,11 @@
  * Anything else is an error with its line number, as iptables-restore would refuse the text.
  */
 
-import { isBuiltinChain, type Chain, type Rule, type RuleSet, type Table } from './model.js';
+import type { Chain, Rule, RuleSet, Table } from './model.js';
+import { isBuiltinChain } from './chains.js';
 import { parseRuleArgs, RuleParseError } from './parse-rule.js';
 import { tokenize, TokenizeError, type Token } from './tokenize.js';
-import { LineReadError } from './line-read-error.js';
+import { LineReadError } from '../line-read-error.js';
 
 export class RulesReadError extends LineReadError {}
 

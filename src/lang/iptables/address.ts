@@ -4,7 +4,7 @@
  * mask this way), `fd00::1/128`, `::1`.
  */
 
-import { parseIP, type IP } from '../net/ip.js';
+import { parseIP, type IP } from '../../net/ip.js';
 import type { AddressMatchSpec } from './model.js';
 
 function prefixMask(family: 'IPv4' | 'IPv6', prefix: number): Uint8Array {

@@ -11,34 +11,16 @@
  */
 
 import type { Chain, Rule } from './model.js';
+import { IPTABLES_BUILTIN_JUMPS, jumpArgs } from './chains.js';
 import { parseRuleArgs } from './parse-rule.js';
 import { tokenize } from './tokenize.js';
-
-const NEW = '-m conntrack --ctstate NEW';
-
-/** [table, built-in chain, rule arguments], in kube-proxy's ensure order. */
-const JUMPS: ReadonlyArray<readonly [string, string, string]> = [
-  ['filter', 'INPUT', `${NEW} -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES`],
-  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES`],
-  ['filter', 'INPUT', '-m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS'],
-  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`],
-  ['filter', 'OUTPUT', `${NEW} -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`],
-  ['filter', 'FORWARD', '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD'],
-  ['filter', 'INPUT', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
-  ['filter', 'OUTPUT', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
-  ['filter', 'FORWARD', `${NEW} -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL`],
-  ['nat', 'OUTPUT', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES'],
-  ['nat', 'PREROUTING', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES'],
-  ['nat', 'POSTROUTING', '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING'],
-  ['filter', 'INPUT', '-j KUBE-FIREWALL'],
-  ['filter', 'OUTPUT', '-j KUBE-FIREWALL'],
-];
 
 /** The built-in chain as kube-proxy leaves it on a node whose chain was empty before. */
 export function implicitBuiltinChain(table: string, chain: string): Chain {
   const rules: Rule[] = [];
-  for (const [t, c, args] of [...JUMPS].reverse()) {
-    if (t !== table || c !== chain) continue;
+  for (const jump of [...IPTABLES_BUILTIN_JUMPS].reverse()) {
+    if (jump.table !== table || jump.from !== chain) continue;
+    const args = jumpArgs(jump);
     const parsed = parseRuleArgs(tokenize(args), () => true);
     rules.push({ table, chain, index: rules.length + 1, line: 0, spec: args, ...parsed, implicit: true });
   }

@@ -13,14 +13,15 @@
  * the same order, so iptables ends up in the same state.
  */
 
-import { BUILTIN_CHAINS, duplicateChain, type ChainRules, type Ruleset, type Table } from './ruleset.js';
+import { duplicateChain, type ChainRules, type Ruleset, type Table } from './ruleset.js';
+import { BUILTIN_CHAIN_NAMES, KUBE_NODEPORTS, KUBE_SERVICES } from './chains.js';
 import { chainName } from './safe-text.js';
 import { NameKeys } from './chain-sort.js';
 
 /** The order of the buckets chains are sorted in (see the file comment). */
 function chainRank(name: string): number {
-  if (name === 'KUBE-NODEPORTS') return 0;
-  if (name === 'KUBE-SERVICES') return 1;
+  if (name === KUBE_NODEPORTS) return 0;
+  if (name === KUBE_SERVICES) return 1;
   if (name.startsWith('KUBE-')) return 2;
   return 3;
 }
@@ -96,7 +97,7 @@ function chainLines(g: Gathered): string {
       out[at++] = 0x3a; // ':'
       at = g.keys.writeName(i, out, at);
       // Built-in chains (only among the rank-3 names: the others start with KUBE-) keep policy ACCEPT.
-      const end = rank === 3 && BUILTIN_CHAINS.has(g.keys.names[i]!) ? BUILTIN_LINE_END : CHAIN_LINE_END;
+      const end = rank === 3 && BUILTIN_CHAIN_NAMES.has(g.keys.names[i]!) ? BUILTIN_LINE_END : CHAIN_LINE_END;
       out.set(end, at);
       at += end.length;
     }

@@ -10,8 +10,8 @@
  * the target. Values are printed from parsed numbers and addresses, never copied.
  */
 
-import { formatIP, type IP } from '../net/ip.js';
-import type { AddressMatchSpec, Match, Rule, Target } from '../trace/model.js';
+import { formatIP, type IP } from '../../net/ip.js';
+import type { AddressMatchSpec, Match, Rule, Target } from './model.js';
 
 function prefixLength(mask: Uint8Array): number | undefined {
   let n = 0;

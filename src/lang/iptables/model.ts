@@ -109,14 +109,3 @@ export interface RuleSet {
   warnings: string[];
 }
 
-export const BUILTIN_CHAINS: Readonly<Record<string, readonly string[]>> = {
-  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
-  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
-  mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'],
-  raw: ['PREROUTING', 'OUTPUT'],
-  security: ['INPUT', 'FORWARD', 'OUTPUT'],
-};
-
-export function isBuiltinChain(table: string, chain: string): boolean {
-  return (BUILTIN_CHAINS[table] ?? []).includes(chain);
-}
