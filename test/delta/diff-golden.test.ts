@@ -15,7 +15,7 @@
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { isKubeProxyChain } from '../../src/diff/state.js';
+import { isKubeProxyChain } from '../../src/diff/iptables/state.js';
 import { loadDiffCases, type DiffCase } from '../helpers/fixtures.js';
 import { runKpc } from '../helpers/run-kpc.js';
 import { isCI, labRequirements, withNetns } from '../netns/lab.js';

@@ -26,8 +26,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import * as diffState from '../../src/diff/state.js';
-import type { IptablesState } from '../../src/diff/state.js';
+import * as diffState from '../../src/diff/iptables/state.js';
+import type { IptablesState } from '../../src/diff/iptables/state.js';
 import { describeFailure, nfacctNames, nsExec, withNetnsGroup, type IpFamily } from '../netns/lab.js';
 import { runKpc } from '../helpers/run-kpc.js';
 

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { computeIpvsDelta, readAddresses, readIpsetState, readIpvsTable, readNodeState, renderIpvsTable } from '../../src/diff/ipvs/index.js';
-import { RuleFacts } from '../../src/diff/state.js';
+import { RuleFacts } from '../../src/diff/iptables/state.js';
 import { runKpc } from '../helpers/run-kpc.js';
 import { deltaBundle, fullBundle, nodeArgs, readDir, sequence, workspace, writeDir, type StateModel } from './helpers/delta-states.js';
 

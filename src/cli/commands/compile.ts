@@ -12,14 +12,14 @@ import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
 import { reportCompiled } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
-import { renderDelta } from '../../diff/delta.js';
+import { RuleFacts, stateOfRuleset } from '../../diff/iptables/state.js';
+import { renderDelta } from '../../diff/iptables/delta.js';
 import { readPreviousState, withPrevious } from './previous.js';
 import { compileIpvsDelta } from './ipvs-incremental.js';
 import { timed, timedChunks, timingsEnabled, timingsJSON } from '../stage-timer.js';
 import { progressFor } from '../progress.js';
 import { refuseEmptyingDelta } from '../input-checks.js';
-import { countServiceRules } from '../../diff/state.js';
+import { countServiceRules } from '../../diff/iptables/state.js';
 
 export interface CompileFlags extends CommonFlags {
   standalone?: boolean;

@@ -5,8 +5,8 @@
 
 import { Chalk } from 'chalk';
 import { buildRuleset } from '../../emit/iptables/index.js';
-import { diffStates, renderReport, reportJSON, type Paint } from '../../diff/report.js';
-import { RuleFacts, stateOfRuleset } from '../../diff/state.js';
+import { diffStates, renderReport, reportJSON, type Paint } from '../../diff/iptables/report.js';
+import { RuleFacts, stateOfRuleset } from '../../diff/iptables/state.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { reportCompiled } from '../report.js';

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { applyScriptOptions, bundleFiles, emitIpvs, renderApplyScript, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
 import type { ProxyIR } from '../../ir/model.js';
-import { RuleFacts } from '../../diff/state.js';
+import { RuleFacts } from '../../diff/iptables/state.js';
 import { unifiedDiff } from '../../diff/unified.js';
 import {
   attributionOf,
@@ -38,7 +38,7 @@ import {
   type IpvsNodeState,
   type RemovedRealServerPolicy,
 } from '../../diff/ipvs/index.js';
-import type { Paint } from '../../diff/report.js';
+import type { Paint } from '../../diff/iptables/report.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { explainWriteErrors, writeDirectoryAtomic, type Io } from '../io.js';
 import { readTextFile } from './previous.js';

@@ -3,7 +3,7 @@
  */
 
 import { DEFAULT_MAX_INPUT_BYTES, InputFileError, PathError, readBoundedFile } from '../../parser/input-files.js';
-import { readState, type IptablesState, type RuleFacts } from '../../diff/state.js';
+import { readState, type IptablesState, type RuleFacts } from '../../diff/iptables/state.js';
 import { RulesReadError } from '../../lang/iptables/read.js';
 import { UsageError } from '../exit-codes.js';
 

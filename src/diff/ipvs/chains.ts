@@ -5,7 +5,7 @@
  * in the tables (built-in chains and their jumps, other components' chains) is never touched.
  */
 
-import type { ChainPolicy } from '../delta.js';
+import type { ChainPolicy } from '../iptables/delta.js';
 import { IPVS_CHAINS } from '../../emit/ipvs/iptables-rules.js';
 
 const OWNED = new Set(IPVS_CHAINS.map((c) => `${c.table}/${c.chain}`));

@@ -9,7 +9,7 @@ import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
 import type { IPFamily } from '../../net/ip.js';
 import { RulesReadError } from '../../lang/iptables/read.js';
-import { readState, type IptablesState, type RuleFacts } from '../state.js';
+import { readState, type IptablesState, type RuleFacts } from '../iptables/state.js';
 import { AddressReadError, readAddresses, type AddressSet } from './addresses.js';
 import { BundleReadError } from './bundle-dir.js';
 import { IpsetReadError, readIpsetState, type IpsetState } from './ipset-state.js';

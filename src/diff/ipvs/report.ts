@@ -19,13 +19,13 @@ import type { ProxyIR } from '../../ir/model.js';
 import { IPSET_INFO, setName, type SetKey } from '../../emit/ipvs/sets.js';
 import type { IpvsState } from '../../emit/ipvs/state.js';
 import { virtualServerKey } from '../../emit/ipvs/state.js';
-import { ruleEditScript, sameRules, type ChainState } from '../state.js';
+import { ruleEditScript, sameRules, type ChainState } from '../iptables/state.js';
 import { isIpvsModeChain } from './chains.js';
 import { legacySetNames, ownedVirtualServer } from './delta.js';
 import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
-import type { Paint } from '../report.js';
-import { NO_PAINT } from '../report.js';
+import type { Paint } from '../iptables/report.js';
+import { NO_PAINT } from '../iptables/report.js';
 
 export interface RealServerRef {
   virtualServer: string;

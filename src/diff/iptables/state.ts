@@ -8,13 +8,13 @@
  * outputs of kpc share almost all their rule texts, so comparing them parses almost nothing.
  */
 
-import type { Ruleset } from '../lang/iptables/ruleset.js';
-import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../lang/iptables/parse-rule.js';
-import { readRules, RulesReadError } from '../lang/iptables/read.js';
-import { tokenize, TokenizeError } from '../lang/iptables/tokenize.js';
-import { BUILTIN_CHAIN_NAMES } from '../lang/iptables/chains.js';
-import { canonicalRule } from '../lang/iptables/canonical.js';
-import { editScriptBy, type Edit } from './sequence.js';
+import type { Ruleset } from '../../lang/iptables/ruleset.js';
+import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../../lang/iptables/parse-rule.js';
+import { readRules, RulesReadError } from '../../lang/iptables/read.js';
+import { tokenize, TokenizeError } from '../../lang/iptables/tokenize.js';
+import { BUILTIN_CHAIN_NAMES } from '../../lang/iptables/chains.js';
+import { canonicalRule } from '../../lang/iptables/canonical.js';
+import { editScriptBy, type Edit } from '../sequence.js';
 
 interface Facts {
   /** Canonical form: equal keys = the same kernel rule. */
