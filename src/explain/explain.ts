@@ -4,18 +4,21 @@
  * endpoints each entry reaches, and why the others are left out.
  *
  * Two sources, each for what it knows best:
- *   - the emitted rules text: which rules exist (found by their comments, which carry
- *     `ns/name:port`, and by following their jumps into the service's own chains);
- *   - the IR (src/ir/model.ts) and kube-proxy's endpoint categorisation (src/ir/topology.ts):
- *     which endpoints each traffic policy uses, and so why an endpoint is not used (not ready,
- *     not serving, terminating while ready ones exist, not on this node, topology hints).
+ *   - the service port's plan (src/ir/plan.ts, what kube-proxy decided): which endpoints each
+ *     traffic policy uses, and so why an endpoint is not used (not ready, not serving,
+ *     terminating while ready ones exist, not on this node, topology hints);
+ *   - the emitted rules: which rules carry it out. A rule belongs to the port when it is in one
+ *     of the port's own chains (named by hash of the port, as the emitter names them) or sends
+ *     the port's destination (address, port, protocol) somewhere; comments are not read.
  *
  * Pure: no I/O.
  */
 
 import type { Endpoint, ProxyIR, ServicePort } from '../ir/model.js';
 import { externallyAccessible } from '../ir/service-port.js';
-import { categorizeEndpoints, type EndpointCategories } from '../ir/topology.js';
+import type { EndpointCategories } from '../ir/topology.js';
+import { planContext, planServicePort, type ServicePortPlan } from '../ir/plan.js';
+import { endpointChainName, servicePortChains } from '../emit/iptables/chain-names.js';
 import { parseIP } from '../net/ip.js';
 import { addressMatches, parseAddressSpec } from '../lang/iptables/address.js';
 import type { Match, Rule, RuleSet } from '../lang/iptables/model.js';
@@ -112,10 +115,32 @@ export class ExplainError extends Error {
   }
 }
 
-/** A comment belongs to a service port when it names its SPN as a whole word. */
-function mentions(comment: string | undefined, spn: string): boolean {
-  if (comment === undefined) return false;
-  return comment === spn || comment.startsWith(`${spn} `) || comment.endsWith(` ${spn}`) || comment.includes(` ${spn} `);
+/** The port's own chains: SVC, SVL, EXT, FW and the SEP chain of every reachable endpoint. */
+function ownChains(plan: ServicePortPlan): Set<string> {
+  const { sp } = plan;
+  const c = servicePortChains(sp.spn, sp.protocol);
+  const own = new Set([c.svc, c.svl, c.ext, c.fw]);
+  for (const ep of plan.categories.allReachableEndpoints) own.add(endpointChainName(sp.spn, sp.protocol, ep.address));
+  return own;
+}
+
+function hasProtocol(r: Rule, proto: string): boolean {
+  return r.matches.some((m) => m.kind === 'protocol' && !m.negated && m.protocol === proto);
+}
+
+/**
+ * Does rule `r` belong to the port? In one of its own chains, jumping into one, or (in the
+ * shared entry chains) matching one of its destinations with the port's protocol.
+ */
+function belongsTo(r: Rule, plan: ServicePortPlan, own: ReadonlySet<string>): boolean {
+  if (own.has(r.chain)) return true;
+  if (r.target?.kind === 'chain' && own.has(r.target.chain)) return true;
+  const { sp } = plan;
+  if (!hasProtocol(r, sp.protocol.toLowerCase())) return false;
+  if (sp.healthCheckNodePort !== 0 && hasDport(r, sp.healthCheckNodePort) && destinationOf(r) === undefined) return true;
+  if (sp.nodePort !== 0 && hasDport(r, sp.nodePort) && (destinationOf(r) === undefined || isLoopbackNet(r))) return true;
+  if (!hasDport(r, sp.port)) return false;
+  return [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerVIPs].some((ip) => hasDestination(r, ip));
 }
 
 function ruleText(r: Rule): string {
@@ -237,8 +262,9 @@ function hostPort(ip: string, port: number): string {
   return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
-function explainPort(ir: ProxyIR, rs: RuleSet, sp: ServicePort): ExplainedPort {
-  const cat = categorizeEndpoints(sp, ir.node, ir.knobs.nodeHints);
+function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): ExplainedPort {
+  const { sp, categories: cat } = plan;
+  const own = ownChains(plan);
   const proto = protoOf(sp);
   const spn = sp.spn;
   const detector = ir.knobs.localDetector;
@@ -247,7 +273,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, sp: ServicePort): ExplainedPort {
   const listed = new Map<string, string>();
   const entries: EntryPoint[] = [];
   const chainRules = (table: string, chain: string) => rs.tables.get(table)?.chains.get(chain)?.rules ?? [];
-  const mine = (table: string, chain: string) => chainRules(table, chain).filter((r) => mentions(r.comment, spn));
+  const mine = (table: string, chain: string) => chainRules(table, chain).filter((r) => belongsTo(r, plan, own));
   const used = new Set<string>();
   const take = (rules: Rule[]) => {
     for (const r of rules) used.add(`${r.table}/${r.chain}#${r.index}`);
@@ -346,7 +372,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, sp: ServicePort): ExplainedPort {
   for (const table of rs.tables.values()) {
     for (const chain of table.chains.values()) {
       for (const r of chain.rules) {
-        if (!mentions(r.comment, spn)) continue;
+        if (!belongsTo(r, plan, own)) continue;
         const key = `${r.table}/${r.chain}#${r.index}`;
         const inEntries = entries.some((e) => e.rules.some((x) => x.table === r.table && x.chain === r.chain && x.index === r.index));
         if (!used.has(key) && !inEntries) otherRules.push(explained(r));
@@ -394,6 +420,7 @@ export function explainService(ir: ProxyIR, rulesText: string, namespace: string
     );
   }
   const rs = readRules(rulesText);
+  const planning = planContext(ir);
   const notes: string[] = [];
   const d = ir.knobs.localDetector;
   if (!d) notes.push('no local-traffic detector (no cluster CIDR for this family): kube-proxy cannot tell pod traffic from other traffic');
@@ -402,7 +429,7 @@ export function explainService(ir: ProxyIR, rulesText: string, namespace: string
     name,
     family: ir.family,
     node: { name: ir.node.name, zone: ir.node.zone, ips: ir.node.ips },
-    ports: ports.map((sp) => explainPort(ir, rs, sp)),
+    ports: ports.map((sp) => explainPort(ir, rs, planServicePort(sp, planning))),
     notes,
   };
 }

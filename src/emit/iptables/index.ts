@@ -8,7 +8,8 @@ import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../ne
 import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
 import { renderRuleset, renderRulesetText } from '../../lang/iptables/print.js';
 import { newRuleset, type Ruleset } from '../../lang/iptables/ruleset.js';
-import { planServicePort, writeServicePort, type SyncContext } from './service-rules.js';
+import { iptablesPortPlan, writeServicePort, type SyncContext } from './service-rules.js';
+import { planContext, planServicePort } from '../../ir/plan.js';
 import { KUBE_MARK_MASQ } from '../../lang/iptables/chains.js';
 import { detectorIfNotLocal } from '../common/local-detector.js';
 import { writeStandaloneJumps } from './standalone.js';
@@ -51,17 +52,14 @@ export function nodePortIPs(ir: ProxyIR): string[] {
 
 export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
   const rs = newRuleset();
-  const nodeIP = ir.node.ips[0];
-  const nodeIPParsed = nodeIP !== undefined ? parseIP(nodeIP)?.ip : undefined;
   const ctx: SyncContext = {
     ir,
     largeClusterMode: isLargeCluster(ir),
-    nodeIP,
-    rangeContainsNodeIP: (cidr) => nodeIPParsed !== undefined && cidrContains(parseCIDR(cidr)!.cidr, nodeIPParsed),
     masqueradeIfNotLocal: ir.knobs.localDetector ? `${detectorIfNotLocal(ir.knobs.localDetector)} -j ${KUBE_MARK_MASQ}` : undefined,
   };
+  const planning = planContext(ir);
   writeFixedHead(rs, ir);
-  for (const sp of ir.servicePorts) writeServicePort(rs, planServicePort(sp, ctx), ctx);
+  for (const sp of ir.servicePorts) writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx);
   writeFixedTail(rs, ir, nodePortIPs(ir));
   if (options.standalone) writeStandaloneJumps(rs);
   return rs;

@@ -10,8 +10,7 @@
  */
 
 import type { Endpoint, Protocol, ProxyIR, ServicePort } from '../../ir/model.js';
-import { categorizeEndpoints } from '../../ir/topology.js';
-import { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from '../../ir/service-port.js';
+import type { ServicePortPlan } from '../../ir/plan.js';
 import { endpointChainName, servicePortChains, type ServicePortChains } from './chain-names.js';
 import { probability } from './probability.js';
 import { bareComment, quotedComment } from '../../lang/iptables/safe-text.js';
@@ -25,15 +24,14 @@ export interface SyncContext {
   ir: ProxyIR;
   /** More than 1000 endpoints in all: SEP and dispatch rules lose their comments. */
   largeClusterMode: boolean;
-  /** The node's IP of this family, for the LB-from-node check; undefined when none. */
-  nodeIP: string | undefined;
-  /** Answers "does this source range contain the node IP?" (kept out of the emitter's parsing). */
-  rangeContainsNodeIP: (cidr: string) => boolean;
   /** `! -s CIDR -j KUBE-MARK-MASQ` (or `! -i ...`): masquerade what is not from a local pod; undefined without a detector. */
   masqueradeIfNotLocal: string | undefined;
 }
 
-/** What the service loop decided for one port (the variables at the top of kube-proxy's loop). */
+/**
+ * The port's plan (src/ir/plan.ts: what kube-proxy decided) with what iptables mode makes of
+ * it: chain names, and texts made once per port.
+ */
 interface PortPlan {
   sp: ServicePort;
   chains: ServicePortChains;
@@ -50,6 +48,7 @@ interface PortPlan {
   usesFWChain: boolean;
   usesClusterChain: boolean;
   usesLocalChain: boolean;
+  nodeAllowedBySourceRanges: boolean;
   /** KUBE-SEP-… of each reachable endpoint, in allReachable's order (each hashed once, used by dispatch and SEP rules). */
   sepChains: string[];
   /** The port's own nat chains declared so far (SVC, SVL, EXT, FW; see ownChain). */
@@ -63,15 +62,10 @@ interface PortPlan {
   clusterIPMatch: string;
 }
 
-export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
+export function iptablesPortPlan(base: ServicePortPlan, ctx: SyncContext): PortPlan {
+  const { sp, categories: cat } = base;
   const chains = servicePortChains(sp.spn, sp.protocol);
-  const cat = categorizeEndpoints(sp, ctx.ir.node, ctx.ir.knobs.nodeHints);
-  const hasEndpoints = cat.hasAnyEndpoints;
-  const usesClusterChain = cat.clusterEndpoints.length > 0 && usesClusterEndpoints(sp);
-  const usesLocalChain = cat.localEndpoints.length > 0 && usesLocalEndpoints(sp);
-  const noLocal = cat.localEndpoints.length === 0;
-  const hasInternalEndpoints = hasEndpoints && !(sp.internalPolicyLocal && noLocal);
-  const hasExternalEndpoints = hasEndpoints && !(sp.externalPolicyLocal && noLocal);
+  const hasInternalEndpoints = base.hasInternalEndpoints;
   const proto = sp.protocol.toLowerCase();
   return {
     sp,
@@ -80,15 +74,16 @@ export function planServicePort(sp: ServicePort, ctx: SyncContext): PortPlan {
     clusterEndpoints: cat.clusterEndpoints,
     localEndpoints: cat.localEndpoints,
     allReachable: cat.allReachableEndpoints,
-    hasEndpoints,
+    hasEndpoints: base.hasEndpoints,
     internalChain: sp.internalPolicyLocal ? chains.svl : chains.svc,
     hasInternalEndpoints,
     externalPolicyChain: sp.externalPolicyLocal ? chains.svl : chains.svc,
-    hasExternalEndpoints,
-    usesExternalChain: hasEndpoints && externallyAccessible(sp),
-    usesFWChain: hasEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
-    usesClusterChain,
-    usesLocalChain,
+    hasExternalEndpoints: base.hasExternalEndpoints,
+    usesExternalChain: base.usesExternalPath,
+    usesFWChain: base.usesFirewall,
+    usesClusterChain: base.usesClusterEndpoints,
+    usesLocalChain: base.usesLocalEndpoints,
+    nodeAllowedBySourceRanges: base.nodeAllowedBySourceRanges,
     sepChains: cat.allReachableEndpoints.map((ep) => endpointChainName(sp.spn, sp.protocol, ep.address)),
     ownChains: [],
     sepComment: ctx.largeClusterMode ? '' : `-m comment --comment ${bareComment(sp.spn)} `,
@@ -249,13 +244,9 @@ function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
   const { sp } = p;
   const fw = ownChain(rs, p, p.chains.fw);
   const head = `-m comment --comment ${quotedComment(`${sp.spn} loadbalancer IP`)}`;
-  let allowFromNode = false;
-  for (const cidr of sp.loadBalancerSourceRanges) {
-    rs.nat.append(fw, `${head} -s ${cidr} -j ${p.chains.ext}`);
-    if (ctx.rangeContainsNodeIP(cidr)) allowFromNode = true;
-  }
+  for (const cidr of sp.loadBalancerSourceRanges) rs.nat.append(fw, `${head} -s ${cidr} -j ${p.chains.ext}`);
   // A VIP bound locally makes the node's own requests arrive with the VIP as source.
-  if (allowFromNode) {
+  if (p.nodeAllowedBySourceRanges) {
     for (const ip of sp.loadBalancerVIPs) rs.nat.append(fw, `${head} -s ${ip} -j ${p.chains.ext}`);
   }
   // No target: whatever reaches the end is dropped by KUBE-PROXY-FIREWALL in filter.

@@ -25,12 +25,12 @@
  */
 
 import type { Endpoint, ProxyIR, ServicePort } from '../../ir/model.js';
-import { categorizeEndpoints, type EndpointCategories } from '../../ir/topology.js';
-import { cidrContains, parseCIDR } from '../../net/ip.js';
+import type { EndpointCategories } from '../../ir/topology.js';
+import { planContext, planServicePort } from '../../ir/plan.js';
 import { nodeAddressSet, nodePortIPs } from './node-addresses.js';
 import { sortIPs } from './order.js';
 import { realServerEndpoints } from './real-servers.js';
-import { canonicalIPValue, safeCIDR, UnsafeOutputError } from './safe-text.js';
+import { safeCIDR } from './safe-text.js';
 import { effectiveScheduler, schedulerFlags } from './scheduler.js';
 import { emptySetEntries, type SetEntries, type SetKey } from './sets.js';
 import { virtualServerKey, type IpvsState, type NoNodeAccessEntry, type RefusedEntry, type RealServer, type VirtualServer, type VirtualServerKind } from './state.js';
@@ -81,11 +81,12 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
   const state = new SyncState();
   const nodeAddresses = new Set(nodeAddressSet(ir));
   const npIPs = nodePortIPs(ir);
-  const nodeIP = ir.node.ips[0] !== undefined ? canonicalIPValue(ir.node.ips[0]) : undefined;
+  const planning = planContext(ir);
 
   for (const sp of ir.servicePorts) {
     const proto = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-    const pc: PortContext = { ir, sp, proto, cat: categorizeEndpoints(sp, ir.node, ir.knobs.nodeHints), state };
+    const plan = planServicePort(sp, planning);
+    const pc: PortContext = { ir, sp, proto, cat: plan.categories, state };
     state.spn = sp.spn;
 
     // Traffic that loops back to its originator gets SNAT: every local endpoint, whatever its state.
@@ -110,15 +111,9 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
       if (sp.externalPolicyLocal) state.add('KUBE-LOAD-BALANCER-LOCAL', entry);
       if (sp.loadBalancerSourceRanges.length > 0) {
         state.add('KUBE-LOAD-BALANCER-FW', entry);
-        let allowFromNode = false;
-        for (const cidr of sp.loadBalancerSourceRanges) {
-          state.add('KUBE-LOAD-BALANCER-SOURCE-CIDR', `${entry},${cidr}`);
-          const range = parseCIDR(safeCIDR(cidr, ir.family))?.cidr;
-          if (!range) throw new UnsafeOutputError('CIDR', cidr);
-          if (nodeIP && cidrContains(range, nodeIP)) allowFromNode = true;
-        }
+        for (const cidr of sp.loadBalancerSourceRanges) state.add('KUBE-LOAD-BALANCER-SOURCE-CIDR', `${entry},${safeCIDR(cidr, ir.family)}`);
         // The VIP is local (kube-ipvs0), so the node's own requests carry it as source.
-        if (allowFromNode) state.add('KUBE-LOAD-BALANCER-SOURCE-IP', `${entry},${ip}`);
+        if (plan.nodeAllowedBySourceRanges) state.add('KUBE-LOAD-BALANCER-SOURCE-IP', `${entry},${ip}`);
         else state.noNodeAccess.push({ ip, protocol: proto, port: sp.port });
       }
       addVirtualServer(pc, ip, sp.port, 'load-balancer', sp.externalPolicyLocal);
