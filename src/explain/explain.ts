@@ -344,7 +344,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
       ir.knobs.nodePortAddresses.length === 0
         ? 'every node address'
         : `the node addresses in ${ir.knobs.nodePortAddresses.join(', ')}`;
-    const notes = [`served on ${where}${ir.knobs.localhostNodePorts ? ' and on 127.0.0.0/8' : ''}; not subject to loadBalancerSourceRanges`];
+    const notes = [`served on ${where}${ir.knobs.iptables.localhostNodePorts ? ' and on 127.0.0.0/8' : ''}; not subject to loadBalancerSourceRanges`];
     const entry = [
       ...mine('nat', 'KUBE-NODEPORTS').filter((r) => hasDport(r, sp.nodePort)),
       ...mine('filter', 'KUBE-EXTERNAL-SERVICES').filter((r) => hasDport(r, sp.nodePort) && destinationOf(r) === undefined),

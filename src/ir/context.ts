@@ -125,18 +125,22 @@ export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
   const knobs: ProxyKnobs = {
     masqueradeAll: s.masqueradeAll,
     masqueradeBit: s.masqueradeBit,
-    localhostNodePorts: effectiveLocalhostNodePorts(s, family, nodePortAddresses),
     nodePortAddresses,
-    randomFully: s.randomFully,
-    nfacct: s.nfacct,
-    tcpBeLiberal: s.tcpBeLiberal,
     nodeHints: s.preferSameTrafficDistribution,
-    ipvsScheduler: s.ipvsScheduler,
-    ipvsStrictARP: s.ipvsStrictARP ?? false,
-    ipvsTCPTimeout: s.ipvsTCPTimeout ?? 0,
-    ipvsTCPFinTimeout: s.ipvsTCPFinTimeout ?? 0,
-    ipvsUDPTimeout: s.ipvsUDPTimeout ?? 0,
-    ipvsExcludeCIDRs: cidrsOfFamily(s.ipvsExcludeCIDRs ?? [], family),
+    iptables: {
+      localhostNodePorts: effectiveLocalhostNodePorts(s, family, nodePortAddresses),
+      randomFully: s.randomFully,
+      nfacct: s.nfacct,
+      tcpBeLiberal: s.tcpBeLiberal,
+    },
+    ipvs: {
+      scheduler: s.ipvsScheduler,
+      strictARP: s.ipvsStrictARP ?? false,
+      tcpTimeout: s.ipvsTCPTimeout ?? 0,
+      tcpFinTimeout: s.ipvsTCPFinTimeout ?? 0,
+      udpTimeout: s.ipvsUDPTimeout ?? 0,
+      excludeCIDRs: cidrsOfFamily(s.ipvsExcludeCIDRs ?? [], family),
+    },
   };
   const detector = localDetectorFor(s, family);
   if (detector) knobs.localDetector = detector;

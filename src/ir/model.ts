@@ -85,13 +85,14 @@ export interface NodeFacts {
   ips: string[];
 }
 
-/** What kube-proxy knows when it starts: configuration, feature gates and host capabilities. */
+/**
+ * What kube-proxy knows when it starts: configuration, feature gates and host capabilities.
+ * A common part, then what only one mode reads.
+ */
 export interface ProxyKnobs {
   masqueradeAll: boolean;
   /** 0..31; the mark is 1 << bit. */
   masqueradeBit: number;
-  /** Effective for this family (always false for IPv6). */
-  localhostNodePorts: boolean;
   /**
    * Canonical CIDRs of this family that node ports are served on; empty = every local address.
    * `primary` has already been replaced by the node's primary IP.
@@ -99,27 +100,38 @@ export interface ProxyKnobs {
   nodePortAddresses: string[];
   /** undefined = no local-traffic detector for this family. */
   localDetector?: LocalDetector;
+  /** PreferSameTrafficDistribution: node hints are honoured. */
+  nodeHints: boolean;
+  /** The modes that write iptables rules: iptables mode, and IPVS mode's helper rules. */
+  iptables: IptablesKnobs;
+  ipvs: IpvsKnobs;
+}
+
+export interface IptablesKnobs {
+  /** Effective for this family (always false for IPv6). */
+  localhostNodePorts: boolean;
   /** iptables supports MASQUERADE --random-fully. */
   randomFully: boolean;
   /** nfacct counters can be created. */
   nfacct: boolean;
   /** net.netfilter.nf_conntrack_tcp_be_liberal is set. */
   tcpBeLiberal: boolean;
-  /** PreferSameTrafficDistribution: node hints are honoured. */
-  nodeHints: boolean;
-  /** IPVS scheduler name (ipvs mode only). */
-  ipvsScheduler: string;
-  /** IPVS mode: --ipvs-strict-arp (sysctls arp_ignore=1, arp_announce=2; only apply.sh shows it). */
-  ipvsStrictARP: boolean;
-  /** IPVS mode: `ipvsadm --set` timeouts in whole seconds; 0 keeps the kernel's value. */
-  ipvsTCPTimeout: number;
-  ipvsTCPFinTimeout: number;
-  ipvsUDPTimeout: number;
+}
+
+export interface IpvsKnobs {
+  /** IPVS scheduler name. */
+  scheduler: string;
+  /** --ipvs-strict-arp (sysctls arp_ignore=1, arp_announce=2; only apply.sh shows it). */
+  strictARP: boolean;
+  /** `ipvsadm --set` timeouts in whole seconds; 0 keeps the kernel's value. */
+  tcpTimeout: number;
+  tcpFinTimeout: number;
+  udpTimeout: number;
   /**
-   * IPVS mode: --ipvs-exclude-cidrs of this family, canonical. kube-proxy never deletes a
-   * virtual server inside them (only apply.sh's clean-up of stale services depends on it).
+   * --ipvs-exclude-cidrs of this family, canonical. kube-proxy never deletes a virtual server
+   * inside them (only apply.sh's clean-up of stale services depends on it).
    */
-  ipvsExcludeCIDRs: string[];
+  excludeCIDRs: string[];
 }
 
 export interface ProxyIR {

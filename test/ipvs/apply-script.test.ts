@@ -182,7 +182,7 @@ describeLab('apply.sh in a network namespace', { commands: ['ipset', 'iptables-r
 
   it('IPv6: keeps services inside an excluded IPv6 CIDR, deletes other stale IPv6 ones, leaves IPv4 alone', { timeout: 60_000 }, async () => {
     const ir = await caseIR('features-ipvs/dual-stack-ipv6-side');
-    const withExcl: ProxyIR = { ...ir, knobs: { ...ir.knobs, ipvsExcludeCIDRs: ['fd00:250::/64', '2001:db8:ff00::/40'] } };
+    const withExcl: ProxyIR = { ...ir, knobs: { ...ir.knobs, ipvs: { ...ir.knobs.ipvs, excludeCIDRs: ['fd00:250::/64', '2001:db8:ff00::/40'] } } };
     const bundle = emitIpvs(withExcl, { standalone: true });
     const current = ['-A -t [fd00:250::5]:80 -s rr', '-A -t [fd00:251::5]:80 -s rr', '-A -t [2001:db8:ff12::1]:443 -s rr', '-A -t [2001:db8:1::1]:443 -s rr', '-A -t 10.96.0.99:80 -s rr', ''].join('\n');
     const script = writeScript(renderApplyScript(bundle, applyScriptOptions(withExcl, { inline: true, standalone: true })));

@@ -105,8 +105,8 @@ describe('IPVS knobs', () => {
     expect(fromConfig).toMatchObject({ ipvsScheduler: 'rr', ipvsTCPFinTimeout: 120, ipvsUDPTimeout: 300, ipvsExcludeCIDRs: ['192.0.2.0/24'] });
     const ctx4 = contextFor(fromFlags, 'IPv4');
     const ctx6 = contextFor(fromFlags, 'IPv6');
-    expect(ctx4.knobs.ipvsExcludeCIDRs).toEqual(['10.0.0.0/8']);
-    expect(ctx6.knobs.ipvsExcludeCIDRs).toEqual(['fd00::/64']);
+    expect(ctx4.knobs.ipvs.excludeCIDRs).toEqual(['10.0.0.0/8']);
+    expect(ctx6.knobs.ipvs.excludeCIDRs).toEqual(['fd00::/64']);
   });
 
   it('rejects an unknown scheduler and a bad exclude CIDR in ipvs mode only', () => {

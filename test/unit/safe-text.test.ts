@@ -22,7 +22,14 @@ describe('the emitter refuses text that could break out of the restore input', (
     const ir: ProxyIR = {
       family: 'IPv4',
       node: { name: 'n', zone: '', ips: [] },
-      knobs: { masqueradeAll: false, masqueradeBit: 14, localhostNodePorts: true, nodePortAddresses: [], randomFully: true, nfacct: false, tcpBeLiberal: false, nodeHints: true, ipvsScheduler: 'rr' },
+      knobs: {
+        masqueradeAll: false,
+        masqueradeBit: 14,
+        nodePortAddresses: [],
+        nodeHints: true,
+        iptables: { localhostNodePorts: true, randomFully: true, nfacct: false, tcpBeLiberal: false },
+        ipvs: { scheduler: 'rr', strictARP: false, tcpTimeout: 0, tcpFinTimeout: 0, udpTimeout: 0, excludeCIDRs: [] },
+      },
       servicePorts: [
         {
           namespace: 'ns', name: 'web"\n-A INPUT -j ACCEPT', portName: '', protocol: 'TCP', spn: 'ns/web"\n-A INPUT -j ACCEPT', clusterIP: '10.0.0.1', port: 80, nodePort: 0,

@@ -94,7 +94,7 @@ export function compileIpvsDelta(ir: ProxyIR, synced: IpvsState, flags: IpvsDelt
   let delta;
   try {
     delta = withPreviousRules(flags.previous, () =>
-      computeIpvsDelta(prev, next.state, next.addresses, { full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvsExcludeCIDRs }),
+      computeIpvsDelta(prev, next.state, next.addresses, { full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }),
     );
   } catch (e) {
     if (e instanceof IpvsDeltaError) throw new UsageError(`--previous ${flags.previous}: ${e.message}`);
@@ -122,7 +122,7 @@ export function diffIpvs(ir: ProxyIR, flags: { previous: string; output?: string
   const facts = new RuleFacts(ir.family);
   const prev = readPrevious(flags.previous, ir, facts, '--previous', io);
   const next = newState(ir, facts);
-  const report = withPreviousRules(flags.previous, () => diffIpvsStates(prev, next.state, attributionOf(ir, syncIpvs(ir)), ir.knobs.ipvsExcludeCIDRs));
+  const report = withPreviousRules(flags.previous, () => diffIpvsStates(prev, next.state, attributionOf(ir, syncIpvs(ir)), ir.knobs.ipvs.excludeCIDRs));
   io.stdout([flags.output === 'json' ? ipvsReportJSON(report) : renderIpvsReport(report, paint)]);
   return report.changed ? EXIT.differs : EXIT.ok;
 }

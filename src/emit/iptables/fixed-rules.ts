@@ -20,11 +20,11 @@ export function writeFixedHead(rs: Ruleset, ir: ProxyIR): void {
   rs.nat.append(KUBE_POSTROUTING, `-m mark ! --mark ${mark}/${mark} -j RETURN`);
   // Clear the mark so a packet that traverses the stack again is not masqueraded twice.
   rs.nat.append(KUBE_POSTROUTING, `-j MARK --xor-mark ${mark}`);
-  const randomFully = ir.knobs.randomFully ? ' --random-fully' : '';
+  const randomFully = ir.knobs.iptables.randomFully ? ' --random-fully' : '';
   rs.nat.append(KUBE_POSTROUTING, `-m comment --comment ${quotedComment('kubernetes service traffic requiring SNAT')} -j MASQUERADE${randomFully}`);
   rs.nat.append(KUBE_MARK_MASQ, `-j MARK --or-mark ${mark}`);
 
-  if (ir.family === 'IPv4' && ir.knobs.localhostNodePorts) {
+  if (ir.family === 'IPv4' && ir.knobs.iptables.localhostNodePorts) {
     // route_localnet makes node ports answer on 127.0.0.1; this closes the hole it opens
     // for martian packets from outside (kubernetes#90259). kubelet writes the same rule.
     rs.filter.declare(KUBE_FIREWALL);
@@ -39,16 +39,16 @@ export function writeFixedTail(rs: Ruleset, ir: ProxyIR, nodePortIPs: readonly s
     let destinations = '-m addrtype --dst-type LOCAL';
     // Localhost node ports never work on IPv6, and on IPv4 only with route_localnet.
     if (ir.family === 'IPv6') destinations += ' ! -d ::1/128';
-    else if (!ir.knobs.localhostNodePorts) destinations += ' ! -d 127.0.0.0/8';
+    else if (!ir.knobs.iptables.localhostNodePorts) destinations += ' ! -d 127.0.0.0/8';
     rs.nat.append(KUBE_SERVICES, `${last} ${destinations} -j ${KUBE_NODEPORTS}`);
   } else {
     for (const ip of nodePortIPs) rs.nat.append(KUBE_SERVICES, `${last} -d ${ip} -j ${KUBE_NODEPORTS}`);
   }
 
   const mark = masqueradeMark(ir.knobs.masqueradeBit);
-  if (!ir.knobs.tcpBeLiberal) {
+  if (!ir.knobs.iptables.tcpBeLiberal) {
     // INVALID packets would otherwise reset connections (kubernetes#74839, #117924).
-    const nfacct = ir.knobs.nfacct ? ' -m nfacct --nfacct-name ct_state_invalid_dropped_pkts' : '';
+    const nfacct = ir.knobs.iptables.nfacct ? ' -m nfacct --nfacct-name ct_state_invalid_dropped_pkts' : '';
     rs.filter.append(KUBE_FORWARD, `-m conntrack --ctstate INVALID${nfacct} -j DROP`);
   }
   rs.filter.append(KUBE_FORWARD, `-m comment --comment ${quotedComment('kubernetes forwarding rules')} -m mark --mark ${mark}/${mark} -j ACCEPT`);

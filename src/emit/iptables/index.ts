@@ -44,7 +44,7 @@ export function nodePortIPs(ir: ProxyIR): string[] {
     const ip = parseIP(text)!.ip;
     if (!cidrs.some((c) => cidrContains(c, ip))) continue;
     // Localhost node ports never work on IPv6, and on IPv4 only when enabled.
-    if (isLoopback(ip) && (ir.family === 'IPv6' || !ir.knobs.localhostNodePorts)) continue;
+    if (isLoopback(ip) && (ir.family === 'IPv6' || !ir.knobs.iptables.localhostNodePorts)) continue;
     out.add(formatIP(ip));
   }
   return [...out].sort();

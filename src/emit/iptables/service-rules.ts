@@ -190,7 +190,7 @@ function writeNodePortCapture(rs: Ruleset, p: PortPlan, ctx: SyncContext): void 
   if (p.hasEndpoints) {
     // Node ports are not subject to loadBalancerSourceRanges: always the EXT chain.
     const knobs = ctx.ir.knobs;
-    if (knobs.localhostNodePorts && ctx.ir.family === 'IPv4' && knobs.nfacct) {
+    if (knobs.iptables.localhostNodePorts && ctx.ir.family === 'IPv4' && knobs.iptables.nfacct) {
       rs.nat.append(KUBE_NODEPORTS, `${comment} ${proto} -d 127.0.0.0/8 --dport ${sp.nodePort} -m nfacct --nfacct-name localhost_nps_accepted_pkts -j ${p.chains.ext}`);
     }
     rs.nat.append(KUBE_NODEPORTS, `${comment} ${proto} --dport ${sp.nodePort} -j ${p.chains.ext}`);

@@ -60,8 +60,8 @@ export function applyScriptOptions(ir: ProxyIR, options: { inline: boolean; stan
     inline: options.inline,
     family: ir.family,
     standalone: options.standalone,
-    strictARP: ir.knobs.ipvsStrictARP,
-    excludeCIDRs: ir.knobs.ipvsExcludeCIDRs,
+    strictARP: ir.knobs.ipvs.strictARP,
+    excludeCIDRs: ir.knobs.ipvs.excludeCIDRs,
   };
 }
 

@@ -160,7 +160,7 @@ export function renderIptablesRules(ir: ProxyIR, state: IpvsState, options: Ipta
   nat.push(`-A ${KUBE_POSTROUTING} -m mark ! --mark ${mark}/${mark} -j RETURN`);
   // Clear the mark so a packet that traverses the stack again is not masqueraded twice.
   nat.push(`-A ${KUBE_POSTROUTING} -j MARK --xor-mark ${mark}`);
-  nat.push(`-A ${KUBE_POSTROUTING} -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE${ir.knobs.randomFully ? ' --random-fully' : ''}`);
+  nat.push(`-A ${KUBE_POSTROUTING} -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE${ir.knobs.iptables.randomFully ? ' --random-fully' : ''}`);
   nat.push(`-A ${KUBE_MARK_MASQ} -j MARK --or-mark ${mark}`);
 
   return [...natChains, ...nat, 'COMMIT', ...filterChains, ...filter, 'COMMIT'].join('\n') + '\n';

@@ -110,7 +110,7 @@ export function realServerLine(vs: VirtualServer, rs: RealServer, family: IPFami
 
 /** `--set tcp tcpfin udp` when any IPVS timeout is set (kube-proxy's ConfigureTimeouts). */
 export function timeoutLine(knobs: ProxyKnobs): string | undefined {
-  const { ipvsTCPTimeout: tcp, ipvsTCPFinTimeout: fin, ipvsUDPTimeout: udp } = knobs;
+  const { tcpTimeout: tcp, tcpFinTimeout: fin, udpTimeout: udp } = knobs.ipvs;
   if (!(tcp > 0 || fin > 0 || udp > 0)) return undefined;
   return `--set ${safeSeconds(tcp)} ${safeSeconds(fin)} ${safeSeconds(udp)}`;
 }

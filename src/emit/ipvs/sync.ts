@@ -151,7 +151,7 @@ export function syncIpvs(ir: ProxyIR): IpvsState {
 /** syncService + syncEndpoint for one virtual server. */
 function addVirtualServer(pc: PortContext, ip: string, port: number, kind: VirtualServerKind, onlyLocal: boolean): void {
   const { sp, ir, cat, state } = pc;
-  const scheduler = effectiveScheduler(ir.knobs.ipvsScheduler);
+  const scheduler = effectiveScheduler(ir.knobs.ipvs.scheduler);
   const vs: VirtualServer = {
     protocol: sp.protocol,
     ip,
