@@ -377,6 +377,28 @@ export function random(seed = Number(process.env.KPC_FAULT_SEED ?? 12)): () => n
   };
 }
 
+/**
+ * Run `command` (sh) in a private mount namespace whose /dev is a fresh tmpfs holding null,
+ * fd, stdin, stdout and stderr as a system has them. Tests of `-o /dev/stdout`, `-o /dev/null`
+ * use it: a kpc that renamed over those names (the defect these tests look for) would replace
+ * only the namespace's copies, never the machine's. Exit 90: the namespace could not be made.
+ */
+export function inPrivateDev(command: string): { status: number | null; stdout: Buffer; stderr: string } {
+  const script = [
+    'mount -t tmpfs -o size=16m kpc-rel-dev /dev || exit 90',
+    'mknod -m 666 /dev/null c 1 3 || exit 90',
+    'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr || exit 90',
+    command,
+  ].join('\n');
+  const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr.toString() };
+}
+
+/** `node bin/kpc.js ARGS` as sh words. */
+export function kpcWords(args: readonly string[]): string {
+  return [process.execPath, KPC, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+}
+
 /** Open `path` for the child's stdout. */
 export function openForStdout(path: string): number {
   return openSync(path, 'w');

@@ -22,7 +22,7 @@ import { closeSync, cpSync, createReadStream, lstatSync, mkdirSync, openSync, re
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { contentOf, describeContent, describeFaults, KPC, kpc, leftovers, oneLineError, plantSentinels, printFigures, record, sameContent, surroundings, sweepStaleMounts, tree, Workdir, type Content } from './harness.js';
+import { contentOf, describeContent, describeFaults, inPrivateDev, kpc, kpcWords, leftovers, oneLineError, plantSentinels, printFigures, record, sameContent, surroundings, sweepStaleMounts, tree, Workdir, type Content } from './harness.js';
 import { prepareInputs, type Inputs, type WritePath } from './paths.js';
 
 describeFaults('-o targets that are not a plain file or a kpc bundle', () => {
@@ -67,17 +67,15 @@ describeFaults('-o targets that are not a plain file or a kpc bundle', () => {
     expect(after.isCharacterDevice()).toBe(true);
     expect([after.ino, after.rdev]).toEqual([before.ino, before.rdev]);
     expect(readdirSync(d)).toEqual(['null']);
-    // /dev/null itself, inside a mount namespace whose /dev is a fresh tmpfs holding its own
-    // null node: a kpc that renamed over /dev/null would replace only that one.
-    const sh = [
-      'mount -t tmpfs kpc-rel-dev /dev && mknod -m 666 /dev/null c 1 3 || exit 90',
-      'ino=$(stat -c %i /dev/null)',
-      `"${process.execPath}" "${KPC}" ${fileP.args(inputs.new).map((a) => `'${a}'`).join(' ')} -o /dev/null; rc=$?`,
-      'test "$(stat -c %F:%t:%T:%i /dev/null)" = "character special file:1:3:$ino" || exit 91',
-      'test "$(ls -A /dev)" = null || exit 92',
-      'exit $rc',
-    ].join('\n');
-    const ns = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', sh], { encoding: 'utf8' });
+    // /dev/null itself, in a mount namespace whose /dev is a tmpfs (harness.ts inPrivateDev).
+    const ns = inPrivateDev(
+      [
+        'ino=$(stat -c %i /dev/null)',
+        `${kpcWords([...fileP.args(inputs.new), '-o', '/dev/null'])} || exit $?`,
+        'test "$(stat -c %F:%t:%T:%i /dev/null)" = "character special file:1:3:$ino" || exit 91',
+        'test "$(ls -A /dev | tr "\\n" " ")" = "fd null stderr stdin stdout " || exit 92',
+      ].join('\n'),
+    );
     expect(ns.status, ns.stderr).toBe(0);
   });
 
@@ -108,25 +106,34 @@ describeFaults('-o targets that are not a plain file or a kpc bundle', () => {
   });
 
   it('/dev/stdout and a link to /proc/self/fd/1 write to kpc\'s stdout: a pipe, or the file the parent opened', { timeout: 60_000 }, async () => {
+    // In a private /dev (inPrivateDev): a kpc that renamed over /dev/stdout would replace the
+    // namespace's link only.
     const d = work.dir('stdout');
     const link = join(d, 'so');
     symlinkSync('/proc/self/fd/1', link);
+    const intact = 'test -L /dev/stdout && test "$(readlink /dev/stdout)" = /proc/self/fd/1 && test -L /dev/fd || exit 93';
     for (const target of ['/dev/stdout', link, '/dev/fd/1', '/proc/self/fd/1']) {
-      const r = await kpc([...fileP.args(inputs.new), '-o', target]);
-      expect(r.code, `${target}: ${r.stderr}`).toBe(0);
-      expect(r.stdout.equals(expected), target).toBe(true);
+      const ns = inPrivateDev(`${kpcWords([...fileP.args(inputs.new), '-o', target])} || exit $?\n${intact}`);
+      expect(ns.status, `${target}: ${ns.stderr}`).toBe(0);
+      expect(ns.stdout.equals(expected), target).toBe(true);
     }
     expect(readlinkSync(link)).toBe('/proc/self/fd/1');
-    // stdout a regular file opened by the parent (as `> file` does): the same file gets the bytes.
+    // stdout a regular file opened by the parent (`> file`): the same file gets the bytes.
     const file = join(d, 'out.txt');
-    const fd = openSync(file, 'w');
+    writeFileSync(file, '');
     const ino = statSync(file).ino;
-    const r = await kpc([...fileP.args(inputs.new), '-o', link], { stdoutFd: fd });
-    closeSync(fd);
-    expect(r.code, r.stderr).toBe(0);
+    const ns = inPrivateDev(`${kpcWords([...fileP.args(inputs.new), '-o', '/dev/stdout'])} > '${file}' || exit $?\n${intact}`);
+    expect(ns.status, ns.stderr).toBe(0);
     expect(statSync(file).ino).toBe(ino);
     expect(readFileSync(file).equals(expected)).toBe(true);
     expect(readdirSync(d).sort()).toEqual(['out.txt', 'so']);
+    // ipvs mode refuses all of them (a bundle is a directory), leaving them as they are.
+    for (const target of ['/dev/stdout', link]) {
+      const refusal = inPrivateDev(`${kpcWords([...dirP.args(inputs.new), '-o', target])}; rc=$?\n${intact}\nexit $rc`);
+      expect(refusal.status, refusal.stderr).toBe(2);
+      expect(oneLineError(refusal.stderr)).toMatch(/is kpc's own file descriptor 1; ipvs mode writes a bundle directory/);
+    }
+    expect(readlinkSync(link)).toBe('/proc/self/fd/1');
   });
 
   it('a link to a regular file: the file is replaced atomically at its own name, the link stays', { timeout: 60_000 }, async () => {
@@ -201,7 +208,6 @@ describeFaults('-o targets that are not a plain file or a kpc bundle', () => {
       [olderPlus, /older-plus is a directory kpc did not write/],
       [join(d, 'plain'), /plain is a regular file; ipvs mode writes a bundle directory/],
       [join(d, 'fifo'), /fifo is a FIFO; ipvs mode writes a bundle directory/],
-      ['/dev/stdout', /kpc's own file descriptor 1; ipvs mode writes a bundle directory/],
     ];
     for (const [target, message] of cases) refused(await kpc([...dirP.args(inputs.new), '-o', target]), message);
     expect(tree(d)).toEqual(before);

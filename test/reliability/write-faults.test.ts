@@ -49,7 +49,7 @@ describeFaults('-o and stdout under ENOSPC, EFBIG, EROFS and a missing parent', 
   beforeAll(async () => {
     sweepStaleMounts();
     work = new Workdir('faults');
-    inputs = await prepareInputs(work, 150);
+    inputs = await prepareInputs(work, 100);
   }, 120_000);
   afterAll(() => {
     work?.cleanup();
@@ -89,13 +89,13 @@ describeFaults('-o and stdout under ENOSPC, EFBIG, EROFS and a missing parent', 
   }
 
   for (const pathName of ['iptables file', 'ipvs bundle', 'iptables delta', 'ipvs delta']) {
-    it(`${pathName}: ENOSPC with the space cut at 10 random points, and the inodes at each create`, { timeout: 120_000 }, async () => {
+    it(`${pathName}: ENOSPC with the space cut at 8 random points, and the inodes at each create`, { timeout: 120_000 }, async () => {
       const path = inputs.paths.find((p) => p.name === pathName)!;
       const { mnt, target, old, fresh, around } = await seeded(path);
       const outcomes = { new: 0, old: 0 };
       // Space: the new output needs `need` bytes more than is used now; allow a random part.
       const need = newSize(fresh);
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 8; i++) {
         const base = usedBytes(mnt);
         const allow = Math.floor((rand() * need) / PAGE) * PAGE;
         work.resize(mnt, base + allow);
@@ -117,7 +117,7 @@ describeFaults('-o and stdout under ENOSPC, EFBIG, EROFS and a missing parent', 
         if (got === 'new') await writeOld(path, target);
       }
       expect(outcomes.old).toBeGreaterThan(creates - 1);
-      record(`${pathName}: ENOSPC ${10 + creates + 1} runs: ${outcomes.old} failed cleanly (old kept), ${outcomes.new} fitted (new written)`);
+      record(`${pathName}: ENOSPC ${8 + creates + 1} runs: ${outcomes.old} failed cleanly (old kept), ${outcomes.new} fitted (new written)`);
     });
 
     it(`${pathName}: EFBIG at 6 random file size limits`, { timeout: 60_000 }, async () => {
