@@ -37,7 +37,7 @@ import {
 } from './harness.js';
 import { prepareInputs, type Inputs, type WritePath } from './paths.js';
 
-const SERVICES = 400;
+const SERVICES = 300;
 const KILLS = 20;
 
 describeFaults('signals at random points of every -o write', () => {
@@ -77,13 +77,25 @@ describeFaults('signals at random points of every -o write', () => {
     const a = await inputs.reference(path, inputs.new);
     const b = await inputs.reference(path, other);
     expect(sameContent(a, b)).toBe(false);
-    // Two clean runs: the target then holds B, and their timings set the kill windows.
+    // Two clean runs: the target then holds B, and their timings set the kill windows: the
+    // whole run, and the write (its first temporary entry to the rename that commits it).
     const times: { run: number; write: number }[] = [];
     for (const input of [inputs.new, other]) {
-      let seen = 0;
-      const r = await kpc([...path.args(input), '-o', target], { onSpawn: (c) => onFirstTemp(dir, c.pid!, () => (seen = performance.now())) });
+      let first = 0;
+      let commit = 0;
+      const r = await kpc([...path.args(input), '-o', target], {
+        onSpawn: (c) => {
+          const w = watch(dir, (_e, name) => {
+            if (typeof name !== 'string' || !name.includes(`.${c.pid}.`)) return;
+            const t = performance.now();
+            if (first === 0) first = t;
+            if (/\.(tmp|lnk)$/.test(name)) commit = t; // made, then renamed away: the last event
+          });
+          c.on('exit', () => w.close());
+        },
+      });
       expect(r.code, r.stderr).toBe(0);
-      times.push({ run: r.ms, write: seen > 0 ? performance.now() - seen : 10 });
+      times.push({ run: r.ms, write: first > 0 && commit > first ? commit - first : 10 });
     }
     return { path, dir, target, a, b, rand: random(seed), around: surroundings(dir, 'out'), runMs: Math.min(...times.map((t) => t.run)), writeMs: Math.max(...times.map((t) => t.write)) };
   }
@@ -118,7 +130,7 @@ describeFaults('signals at random points of every -o write', () => {
           const t = setTimeout(send, l.rand() * l.runMs * 0.9);
           stop = () => clearTimeout(t);
         } else {
-          const delay = l.rand() * l.writeMs * 0.6;
+          const delay = l.rand() * l.writeMs;
           stop = onFirstTemp(l.dir, child.pid!, () => setTimeout(send, delay));
         }
       },
@@ -175,7 +187,7 @@ describeFaults('signals at random points of every -o write', () => {
       expect(leftovers(l.dir, 'out')).toEqual([]);
       expect(surroundings(l.dir, 'out')).toEqual(l.around);
       record(
-        `${pathName} (${SERVICES} Services, run ~${Math.round(l.runMs)} ms, write window ~${Math.round(l.writeMs)} ms): ` +
+        `${pathName} (${SERVICES} Services, run ~${Math.round(l.runMs)} ms, first temporary entry to commit ~${Math.round(l.writeMs)} ms): ` +
           `SIGKILL x${KILLS}: ${tally.kill.early} before the commit (old kept), ${tally.kill.mid} after it (new), ${tally.kill.done} finished first; ` +
           `${tally.kill.left} left temporary entries, all swept by the next write; ` +
           `SIGTERM x${KILLS}: ${tally.term.early} died before writing (old kept), ${tally.term.completed} completed the write then died, ${tally.term.done} finished first; none left a temporary entry`,
