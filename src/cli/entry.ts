@@ -6,3 +6,4 @@
 
 export { main } from './main.js';
 export { timingsJSON } from './stage-timer.js';
+export { handleSignalsDuringWrites } from './write/signals.js';

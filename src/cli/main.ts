@@ -10,6 +10,7 @@ import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
 import { EXIT, UsageError } from './exit-codes.js';
 import { InputErrors, type CommonFlags } from './pipeline.js';
 import type { Io } from './io.js';
+import { fdStdout } from './write/stdout.js';
 import { runCompile, type CompileFlags } from './commands/compile.js';
 import { runValidate } from './commands/validate.js';
 import { runDiff, type DiffFlags } from './commands/diff.js';
@@ -19,24 +20,18 @@ import { addExplainCommand } from './commands/explain.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
-  // A reader that stops early (`kpc compile … | head`) closes the pipe. kpc then stops writing,
-  // quietly, and exits with the code it computed; without a listener the EPIPE would surface
-  // as a crash with a stack trace.
-  let readerGone = false;
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-    readerGone = true;
-  });
+  // stdout is fd 1 written directly (write/stdout.ts): a reader that stops early (`kpc
+  // compile … | head`) makes kpc stop writing quietly with the exit code it computed; any
+  // other failure (> /dev/full, a full disk) is a one-line error, exit 2.
+  const out = fdStdout(1);
+  // Diagnostics that cannot be written (2> /dev/full) are lost, but must not crash kpc: the
+  // exit code still says how the run went.
+  process.stderr.on('error', () => {});
   return {
-    stdout: (chunks) => {
-      for (const c of chunks) {
-        if (readerGone) return;
-        process.stdout.write(c);
-      }
-    },
+    stdout: (chunks) => out.write(chunks),
     stderr: (text) => process.stderr.write(text),
     stderrIsTTY: process.stderr.isTTY === true,
-    stdoutIsTTY: process.stdout.isTTY === true,
+    stdoutIsTTY: out.isTTY,
     // Read fd 0 whole: kpc needs every document before it can write anything.
     readStdin: (maxBytes) => readBoundedFd(0, '<stdin>', maxBytes),
   };
@@ -108,7 +103,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
     .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
-    .option('-o, --output <path>', 'write to PATH atomically instead of stdout (a file; in ipvs mode a directory). Unlike kubectl and kpc diff/trace/explain, where -o is a format')
+    .option('-o, --output <path>', 'write to PATH instead of stdout: a file atomically (a device, a FIFO or /dev/stdout as a stream); ipvs mode: a bundle directory, replaced atomically (kpc replaces only a directory it wrote). Unlike kubectl and kpc diff/trace/explain, where -o is a format')
     .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush); ipvs mode: a bundle directory or apply.sh (see below)')
     .option('--full', 'with --previous: print everything, plus the deletions')
     .addOption(

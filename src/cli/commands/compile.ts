@@ -6,7 +6,7 @@
 import { buildRuleset } from '../../emit/iptables/index.js';
 import { renderRuleset } from '../../lang/iptables/print.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { explainWriteErrors, writeDirectoryAtomic, writeFileAtomic, type Io } from '../io.js';
+import { explainWriteErrors, writeBundleDir, writeOutputFile, type Io } from '../io.js';
 import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../../emit/ipvs/index.js';
 import { SET_MAX_ELEMENTS } from '../../emit/ipvs/sets.js';
 import type { ProxyIR } from '../../ir/model.js';
@@ -15,7 +15,7 @@ import { compileInput, type CommonFlags } from '../pipeline.js';
 import { RuleFacts, stateOfRuleset } from '../../diff/iptables/state.js';
 import { renderDelta } from '../../diff/iptables/delta.js';
 import { readPreviousState, withPrevious } from './previous.js';
-import { compileIpvsDelta } from './ipvs-incremental.js';
+import { compileIpvsDelta, OLDER_KPC_BUNDLE } from './ipvs-incremental.js';
 import { timed, timedChunks, timingsEnabled, timingsJSON } from '../stage-timer.js';
 import { progressFor } from '../progress.js';
 import { refuseEmptyingDelta } from '../input-checks.js';
@@ -88,7 +88,7 @@ function compileIpvs(ir: ProxyIR, flags: CompileFlags, io: Io): number {
   if (flags.output !== undefined) {
     const output = flags.output;
     const files = timed('emit', () => bundleFiles(ir, { standalone }, state));
-    timed('write', () => explainWriteErrors(output, () => writeDirectoryAtomic(output, files)));
+    timed('write', () => explainWriteErrors(output, () => writeBundleDir(output, files, { kind: 'full', legacy: OLDER_KPC_BUNDLE })));
   } else {
     const script = timed('emit', () => renderApplyScript(emitIpvs(ir, { standalone }, state), applyScriptOptions(ir, { inline: true, standalone })));
     timed('write', () => io.stdout([script]));
@@ -117,7 +117,10 @@ function warnRefusedEntries(io: Io, state: IpvsState): void {
   }
 }
 
-/** -o: the text written atomically as it is rendered (see explainWriteErrors for failures). */
+/**
+ * -o: a regular file written atomically as the text is rendered; a device, a FIFO or
+ * /dev/stdout as a stream once all is rendered (write/file.ts; explainWriteErrors for failures).
+ */
 export function writeOutput(path: string, chunks: Iterable<string | Uint8Array>): void {
-  explainWriteErrors(path, () => writeFileAtomic(path, chunks));
+  explainWriteErrors(path, () => writeOutputFile(path, chunks));
 }

@@ -89,14 +89,17 @@ async function viaCli(c: GoldenCase, inputDir?: string): Promise<Record<string, 
   } catch (e) {
     return `cli: kpc's CLI does not load yet (${(e as Error).message.split('\n')[0]})`;
   }
-  const out = mkdtempSync(join(tmpdir(), 'kpc-ipvs-case-'));
+  // -o DIR makes DIR a link to a hidden sibling directory (src/cli/write/bundle.ts): both live
+  // inside this run's own temporary directory, removed whole.
+  const root = mkdtempSync(join(tmpdir(), 'kpc-ipvs-case-'));
+  const out = join(root, 'bundle');
   try {
     const run = await runKpc([...caseArgv(c, inputDir), '-o', out]);
     if (run.code !== 0 && /ipvs is not implemented|not implemented yet/.test(run.stderr)) return 'cli: compile does not handle --proxy-mode ipvs yet';
     if (run.code !== 0) throw new Error(`kpc exited ${run.code}:\n${run.stderr}`);
     return readDir(out);
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
