@@ -9,7 +9,7 @@ import type { ReadSummary } from '../parser/load.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { ProxySettings } from '../ir/context.js';
-import { UsageError } from './exit-codes.js';
+import { usageError } from '../errors.js';
 
 const KINDS = 'a Service, EndpointSlice, Endpoints or Node';
 export const CLUSTER_QUERY = 'kubectl get svc,endpointslices,nodes -A -o yaml';
@@ -69,7 +69,7 @@ export function detectorNote(ir: ProxyIR, settings: ProxySettings): string | und
  */
 export function refuseEmptyingDelta(ir: ProxyIR, previousServices: number, previous: string, allowEmpty: boolean | undefined): void {
   if (allowEmpty || ir.servicePorts.length > 0 || previousServices === 0) return;
-  throw new UsageError(
+  throw usageError(
     `refusing a delta that removes every Service from --previous ${previous} (it holds ${previousServices} Service entries): the input has no ${ir.family} Service ports. ` +
       'Check -f and --ip-family; pass --allow-empty if removing them all is meant',
   );

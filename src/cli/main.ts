@@ -3,20 +3,21 @@
  * only bin/kpc.js touches the process.
  */
 
-import { PathError, readBoundedFd } from '../parser/input-files.js';
+import { readBoundedFd } from '../parser/input-files.js';
 import { Command, CommanderError, Option } from 'commander';
 import { printDiagnostics, reportNotes } from './report.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
-import { EXIT, UsageError } from './exit-codes.js';
-import { InputErrors, type CommonFlags } from './pipeline.js';
+import type { CommandSpec } from './command-spec.js';
+import { EXAMPLES } from './help.js';
+import { EXIT, exitCodeFor, KpcError } from '../errors.js';
 import type { Io } from './io.js';
 import { fdStdout } from './write/stdout.js';
-import { runCompile, type CompileFlags } from './commands/compile.js';
-import { runValidate } from './commands/validate.js';
-import { runDiff, type DiffFlags } from './commands/diff.js';
-import { runCheck, type CheckFlags } from './commands/check.js';
-import { addTraceCommand } from './commands/trace.js';
-import { addExplainCommand } from './commands/explain.js';
+import { compileCommand } from './commands/compile.js';
+import { validateCommand } from './commands/validate.js';
+import { diffCommand } from './commands/diff.js';
+import { checkCommand } from './commands/check.js';
+import { traceCommand } from './commands/trace.js';
+import { explainCommand } from './commands/explain.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
@@ -37,56 +38,31 @@ export function processIo(): Io {
   };
 }
 
-const EXAMPLES = `
-Examples:
-  # The rules kube-proxy would write on node-a, from a directory of manifests
-  kpc compile -f manifests/ -R --hostname-override node-a --cluster-cidr 10.244.0.0/16
+/** Every command, in the order help lists them. */
+const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, validateCommand];
 
-  # From a live cluster's objects, into a file (written atomically)
-  kubectl get svc,endpointslices,nodes -A -o yaml | kpc compile -f - --hostname-override node-a -o rules.txt
-
-  # A self-contained ruleset for a fresh network namespace
-  kpc compile -f manifests/ --standalone --hostname-override node-a | ip netns exec lab iptables-restore
-
-  # Only what changed since the rules a node has now, for iptables-restore --noflush
-  iptables-save > node.txt
-  kpc compile -f manifests/ --hostname-override node-a --previous node.txt | iptables-restore --noflush
-
-  # What changed, per Service port (exit 1 when something did)
-  kpc diff -f manifests/ --hostname-override node-a --previous node.txt
-
-  # Check manifests the way the API server would
-  kpc validate -f manifests/ -R
-`;
-
-/** How --previous / --golden work in ipvs mode (compile, diff and check help). */
-const IPVS_INCREMENTAL_HELP = `
-IPVS mode (--proxy-mode ipvs) with --previous PATH (diff, compile) or --golden PATH (check):
-  PATH is a bundle directory (kpc compile -o DIR: ipvs.rules, ipset.rules, iptables.rules,
-  kube-ipvs0.addrs), the apply.sh kpc prints without -o, or a node's state captured as
-    ipvsadm-save -n > DIR/ipvs.rules; ipset save > DIR/ipset.rules
-    iptables-save > DIR/iptables.rules; ip -o addr show dev kube-ipvs0 > DIR/kube-ipvs0.addrs
-  compile --previous writes a DELTA bundle (-o DIR2, or apply.sh with the parts inline):
-    ipvs.rules        only -A/-E/-D (virtual) and -a/-e/-d (real server) lines, for ipvsadm -R
-    ipset.rules       create/add/del (-exist) and destroy lines, for ipset restore
-    iptables.rules    the changed IPVS-mode chains, whole, for iptables-restore --noflush
-    kube-ipvs0.addrs  the full wanted address list; apply.sh adds and removes the difference
-    apply.sh          applies them in a safe order (new things first, removals last)
-  A removed TCP real server is quiesced (-e ... -w 0: no new connections, existing ones
-  drain), and deleted by the next delta computed from a state that has it at weight 0 (the
-  node's dumps), as kube-proxy's graceful termination deletes it once its connections are
-  gone; --ipvs-removed-real-servers delete removes it at once. UDP and SCTP real servers are
-  deleted at once, as kube-proxy does. --full writes every wanted server, set entry, chain and
-  address, plus the deletions.
-`;
-
-function commonCommand(program: Command, name: string, description: string): Command {
-  const cmd = program.command(name).description(description);
+/**
+ * One command, registered the way every command is: its argument, the shared input flags,
+ * for commands that compile the node and knob flags (--proxy-mode listing the modes it
+ * supports) and --ip-family, --standalone where it shapes the output, then its own options.
+ */
+function registerCommand<F>(program: Command, spec: CommandSpec<F>, io: Io, setExit: (code: number) => void): void {
+  const cmd = program.command(spec.name).description(spec.description);
+  if (spec.argument) cmd.argument(spec.argument.name, spec.argument.description);
   addInputOptions(cmd);
-  addNodeOptions(cmd);
-  addKnobOptions(cmd);
-  cmd.addOption(new Option('--ip-family <family>', 'which family\'s rules (kube-proxy runs one proxier per family)').choices(['ipv4', 'ipv6']).default('ipv4'));
-  return cmd;
+  if (spec.modes) {
+    addNodeOptions(cmd);
+    addKnobOptions(cmd, spec.modes);
+    if (spec.ipFamily !== 'own') cmd.addOption(new Option('--ip-family <family>', "which family's rules (kube-proxy runs one proxier per family)").choices(['ipv4', 'ipv6']).default('ipv4'));
+  }
+  if (spec.standalone) cmd.option('--standalone', spec.standalone);
+  spec.options(cmd);
+  for (const text of spec.help ?? []) cmd.addHelpText('after', text);
+  cmd.exitOverride().action((...args: unknown[]) => {
+    const flags = (args[args.length - 1] as Command).opts() as Record<string, unknown>;
+    if (spec.argument) flags[spec.argument.key] = args[0];
+    setExit(spec.run(flags as F, io));
+  });
 }
 
 function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -100,44 +76,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .hook('preAction', (_program, action) => {
       io.quiet = action.opts().quiet === true;
     });
-
-  commonCommand(program, 'compile', 'print the rules kube-proxy would program on one node')
-    .option('--standalone', 'also write the jumps from the built-in chains (for a fresh node or namespace)')
-    .option('-o, --output <path>', 'write to PATH instead of stdout: a file atomically (a device, a FIFO or /dev/stdout as a stream); ipvs mode: a bundle directory, replaced atomically (kpc replaces only a directory it wrote). Unlike kubectl and kpc diff/trace/explain, where -o is a format')
-    .option('--previous <path>', 'a previous output or a node\'s iptables-save: print only what must change (for iptables-restore --noflush); ipvs mode: a bundle directory or apply.sh (see below)')
-    .option('--full', 'with --previous: print everything, plus the deletions')
-    .addOption(
-      new Option('--ipvs-removed-real-servers <policy>', 'ipvs mode with --previous: a TCP real server no longer wanted is quiesced (weight 0, deleted by the next delta) or deleted at once (UDP/SCTP: always deleted)')
-        .choices(['quiesce', 'delete'])
-        .default(undefined, 'quiesce'),
-    )
-    .addHelpText('after', IPVS_INCREMENTAL_HELP)
-    .addHelpText('after', EXAMPLES)
-    .exitOverride()
-    .action((flags: CompileFlags) => setExit(runCompile(flags, io)));
-
-  commonCommand(program, 'diff', 'show, per Service port, what changed against a previous output (exit 0 same, 1 differs)')
-    .requiredOption('--previous <path>', 'a previous output or a node\'s iptables-save; ipvs mode: a bundle directory or apply.sh (see below)')
-    .addOption(new Option('-o, --output <format>', 'json for tools (default: a human view, coloured on a terminal)').choices(['text', 'json']))
-    .addHelpText('after', IPVS_INCREMENTAL_HELP)
-    .exitOverride()
-    .action((flags: DiffFlags) => setExit(runDiff(flags, io)));
-
-  commonCommand(program, 'check', 'CI golden check: compile and compare with a committed file (exit 0 same, 1 drift)')
-    .requiredOption('--golden <path>', 'the committed output to compare with; ipvs mode: a bundle directory (every file compared) or apply.sh')
-    .option('--standalone', 'compare the --standalone form')
-    .addHelpText('after', IPVS_INCREMENTAL_HELP)
-    .exitOverride()
-    .action((flags: CheckFlags) => setExit(runCheck(flags, io)));
-
-  addTraceCommand(program, io, setExit);
-  addExplainCommand(program, io, setExit);
-
-  commonCommand(program, 'validate', 'read and validate the manifests; print every problem')
-    .addHelpText('after', EXAMPLES)
-    .exitOverride()
-    .action((flags: CommonFlags) => setExit(runValidate(flags, io)));
-
+  for (const spec of COMMANDS) registerCommand(program, spec, io, setExit);
   return program;
 }
 
@@ -158,18 +97,25 @@ export function handleError(e: unknown, io: Io): number {
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
     return EXIT.badInput;
   }
-  if (e instanceof InputErrors) {
-    printDiagnostics(io, [...e.warnings, ...e.diagnostics]);
-    reportNotes(io, e.notes);
-    io.stderr(`error: ${e.summary ?? `${e.diagnostics.length} problem(s) in the input`}; nothing was written\n`);
-    return EXIT.badInput;
-  }
-  if (e instanceof UsageError || e instanceof PathError) {
-    io.stderr(`error: ${e.message}\n`);
-    return EXIT.badInput;
-  }
+  if (e instanceof KpcError) return reportError(e, io);
   const err = e as Error;
   io.stderr(`internal error: ${err?.stack ?? String(e)}\nThis is a bug in kpc; nothing was written.\n`);
   return EXIT.internal;
+}
+
+/** Every kpc error is told here: the input's diagnostics first, then one `error:` line. */
+function reportError(e: KpcError, io: Io): number {
+  if (e.report) {
+    printDiagnostics(io, [...e.report.warnings, ...e.report.diagnostics]);
+    reportNotes(io, e.report.notes);
+  }
+  if (e.kind === 'internal') {
+    io.stderr(`internal error: ${e.describe()}\nThis is a bug in kpc; nothing was written.\n`);
+  } else if (e.kind === 'input' && e.report) {
+    io.stderr(`error: ${e.message}; nothing was written\n`);
+  } else {
+    io.stderr(`error: ${e.describe()}\n`);
+  }
+  return exitCodeFor(e);
 }
 

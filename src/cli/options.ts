@@ -48,9 +48,10 @@ export function addNodeOptions(cmd: Command): Command {
   return cmd;
 }
 
-export function addKnobOptions(cmd: Command): Command {
+/** The knobs; `modes` are the --proxy-mode choices of this command. */
+export function addKnobOptions(cmd: Command, modes: readonly string[]): Command {
   cmd
-    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables)').choices(['iptables', 'ipvs']))
+    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables)').choices([...modes]))
     .option('--cluster-cidr <cidrs>', 'the cluster\'s pod CIDR(s), comma-separated (for --detect-local-mode ClusterCIDR)')
     .addOption(new Option('--detect-local-mode <mode>', 'how pod traffic is recognised (default ClusterCIDR)').choices(['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix']))
     .option('--pod-bridge-interface <name>', 'the bridge for --detect-local-mode BridgeInterface')

@@ -4,9 +4,9 @@
  * never as half a result.
  */
 
-import type { Diagnostic } from '../parser/diagnostics.js';
+import type { Diagnostic } from '../diagnostics.js';
 import { readProxyConfigFile } from '../parser/config-file.js';
-import { DEFAULT_MAX_INPUT_BYTES, InputFileError, PathError, readBoundedFile } from '../parser/input-files.js';
+import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
@@ -14,7 +14,7 @@ import { buildIR } from '../ir/build.js';
 import { contextFor } from '../ir/context.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
-import { UsageError } from './exit-codes.js';
+import { diagnosticsOf, inputErrors, isKpcError, KpcError, usageError } from '../errors.js';
 import { timed } from './stage-timer.js';
 import { detectorNote, inputWarnings, noObjectsMessage } from './input-checks.js';
 import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
@@ -44,25 +44,13 @@ export interface Loaded {
 /** Warnings about the input as a whole, without a position (`warning: ...` lines). */
 export type GeneralWarning = string;
 
-export class InputErrors extends Error {
-  constructor(
-    readonly diagnostics: Diagnostic[],
-    readonly warnings: Diagnostic[] = [],
-    readonly notes: string[] = [],
-    /** A problem of the input as a whole (no objects at all), said instead of a count. */
-    readonly summary?: string,
-  ) {
-    super(summary ?? `${diagnostics.length} problem(s) in the input`);
-    this.name = 'InputErrors';
-  }
-}
 
 function parseNodePortRange(text: string): { min: number; max: number } {
   const m = /^(\d+)-(\d+)$/.exec(goTrimSpace(text));
-  if (!m) throw new UsageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
+  if (!m) throw usageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
   const min = Number(m[1]);
   const max = Number(m[2]);
-  if (min < 1 || max > 65535 || min > max) throw new UsageError(`--service-node-port-range: "${text}" must be within 1-65535, low-high`);
+  if (min < 1 || max > 65535 || min > max) throw usageError(`--service-node-port-range: "${text}" must be within 1-65535, low-high`);
   return { min, max };
 }
 
@@ -73,7 +61,7 @@ export function parseMaxInputSize(text: string | undefined): number {
   const units = { Ki: 1 << 10, Mi: 1 << 20, Gi: 1 << 30 } as const;
   const bytes = m ? Number(m[1]) * (m[2] ? units[m[2] as keyof typeof units] : 1) : NaN;
   // A Buffer holds at most 4 GiB - 1 bytes on Node 20.
-  if (!(bytes >= 1 && bytes < 4 * 2 ** 30)) throw new UsageError(`--max-input-size: "${text}" is not a size from 1 to 3Gi, like 2Gi, 512Mi or 1048576`);
+  if (!(bytes >= 1 && bytes < 4 * 2 ** 30)) throw usageError(`--max-input-size: "${text}" is not a size from 1 to 3Gi, like 2Gi, 512Mi or 1048576`);
   return bytes;
 }
 
@@ -94,13 +82,13 @@ export function checkStdinUse(flags: object): void {
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) if (v === '-') takers.push(option);
   }
-  if (takers.length > 1) throw new UsageError(`standard input ("-") can be read only once, but ${takers.join(' and ')} both name it`);
+  if (takers.length > 1) throw usageError(`standard input ("-") can be read only once, but ${takers.join(' and ')} both name it`);
 }
 
 export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Loaded {
   checkStdinUse(flags);
   const paths = flags.filename ?? [];
-  if (paths.length === 0) throw new UsageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
+  if (paths.length === 0) throw usageError('no input: give manifests with -f FILE|DIR|- (repeatable)');
   const result = loadObjects({
     paths,
     recursive: flags.recursive ?? false,
@@ -112,8 +100,10 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     ipValidation: flags.ipValidation,
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
   });
-  if (result.errors.length > 0) throw new InputErrors(result.errors, result.warnings, result.notes);
-  if (result.objects.length === 0 && !flags.allowEmpty) throw new InputErrors([], result.warnings, result.notes, noObjectsMessage(result.read, paths));
+  if (result.errors.length > 0) throw inputErrors(result.errors, result.warnings, result.notes);
+  if (result.objects.length === 0 && !flags.allowEmpty) {
+    throw new KpcError('input', 'input.no-objects', noObjectsMessage(result.read, paths), undefined, { diagnostics: [], warnings: result.warnings, notes: result.notes });
+  }
   return { objects: result.objects, warnings: result.warnings, notes: result.notes };
 }
 
@@ -123,12 +113,12 @@ export function loadConfig(path: string | undefined, readStdin: (maxBytes: numbe
   try {
     bytes = path === '-' ? readStdin(maxBytes) : readBoundedFile(path, maxBytes);
   } catch (e) {
-    if (e instanceof InputFileError) throw new InputErrors([e.diagnostic]);
-    if (e instanceof PathError) throw e.forOption('--config');
+    if (isKpcError(e, 'input.unreadable')) throw inputErrors(diagnosticsOf(e));
+    if (isKpcError(e, 'path.unreadable')) throw e.withOption('--config');
     throw e;
   }
   const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes);
-  if (read.config === undefined) throw new InputErrors(read.errors, read.warnings);
+  if (read.config === undefined) throw inputErrors(read.errors, read.warnings);
   return { config: read.config as ProxyConfigFile, warnings: read.warnings };
 }
 

@@ -1,7 +1,7 @@
 /** How diagnostics and notes reach the user: stderr, coloured only on a terminal. */
 
 import { Chalk } from 'chalk';
-import { renderDiagnostic, type Diagnostic } from '../parser/diagnostics.js';
+import { renderDiagnostic, type Diagnostic } from '../diagnostics.js';
 import type { Io } from './io.js';
 
 export function printDiagnostics(io: Io, diagnostics: readonly Diagnostic[]): void {

@@ -6,7 +6,7 @@
 import type { DetectLocalMode, ProxySettings } from '../ir/context.js';
 import type { Node } from '../parser/k8s/types.js';
 import { canonicalCIDR, canonicalIP } from '../net/ip.js';
-import { UsageError } from './exit-codes.js';
+import { usageError } from '../errors.js';
 import { IPVS_SCHEDULERS, isKnownScheduler } from '../emit/ipvs/scheduler.js';
 import { goTrimSpace } from '../go/strings.js';
 import { interfaceNameProblem } from '../parser/k8s/proxy-config/validate.js';
@@ -75,7 +75,7 @@ export function parseFeatureGates(text: string): Record<string, boolean> {
   const out: Record<string, boolean> = {};
   for (const part of text.split(',').map(goTrimSpace).filter((s) => s !== '')) {
     const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
-    if (!m) throw new UsageError(`--feature-gates: "${part}" is not NAME=true|false`);
+    if (!m) throw usageError(`--feature-gates: "${part}" is not NAME=true|false`);
     out[m[1]!] = m[2] === 'true';
   }
   return out;
@@ -85,9 +85,9 @@ function chooseNode(nodes: readonly Node[], name: string | undefined): { name: s
   if (name !== undefined && name !== '') return { name, node: nodes.find((n) => n.metadata.name === name) };
   if (nodes.length === 1) return { name: nodes[0]!.metadata.name, node: nodes[0] };
   if (nodes.length === 0) {
-    throw new UsageError('which node? pass --hostname-override NAME (or set hostnameOverride in --config, or include the Node object)');
+    throw usageError('which node? pass --hostname-override NAME (or set hostnameOverride in --config, or include the Node object)');
   }
-  throw new UsageError(`which node? the input has ${nodes.length} Nodes (${nodes.map((n) => n.metadata.name).slice(0, 5).join(', ')}${nodes.length > 5 ? ', ...' : ''}); pass --hostname-override NAME`);
+  throw usageError(`which node? the input has ${nodes.length} Nodes (${nodes.map((n) => n.metadata.name).slice(0, 5).join(', ')}${nodes.length > 5 ? ', ...' : ''}); pass --hostname-override NAME`);
 }
 
 /** InternalIP addresses first, then ExternalIP; per family the first one is the primary. */
@@ -99,7 +99,7 @@ function nodeAddresses(node: Node | undefined): string[] {
 
 function checkedCIDRList(flag: string, text: string): string[] {
   const list = text.split(',').map(goTrimSpace).filter((s) => s !== '');
-  for (const c of list) if (canonicalCIDR(c) === undefined) throw new UsageError(`${flag}: "${c}" is not a CIDR`);
+  for (const c of list) if (canonicalCIDR(c) === undefined) throw usageError(`${flag}: "${c}" is not a CIDR`);
   return list;
 }
 
@@ -122,9 +122,9 @@ export function parseDurationSeconds(flag: string, text: string): number {
     total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
     at = re.lastIndex;
   }
-  if (t === '' || at !== t.length) throw new UsageError(`${flag}: "${text}" is not a duration (e.g. 900s, 15m, 1h30m)`);
+  if (t === '' || at !== t.length) throw usageError(`${flag}: "${text}" is not a duration (e.g. 900s, 15m, 1h30m)`);
   const seconds = Math.trunc(total + 1e-9);
-  if (seconds > 2 ** 31 - 1) throw new UsageError(`${flag}: "${text}" is too long`);
+  if (seconds > 2 ** 31 - 1) throw usageError(`${flag}: "${text}" is too long`);
   return seconds;
 }
 
@@ -132,7 +132,7 @@ export function parseDurationSeconds(flag: string, text: string): number {
 function resolveIpvsSettings(flags: KnobFlags, config: ProxyConfigFile, mode: ProxyMode) {
   const scheduler = flags.ipvsScheduler ?? (config.ipvs?.scheduler || undefined) ?? 'rr';
   if (mode === 'ipvs' && !isKnownScheduler(scheduler === '' ? 'rr' : scheduler)) {
-    throw new UsageError(`--ipvs-scheduler: "${scheduler}" is not one of ${IPVS_SCHEDULERS.join(', ')}`);
+    throw usageError(`--ipvs-scheduler: "${scheduler}" is not one of ${IPVS_SCHEDULERS.join(', ')}`);
   }
   const duration = (flag: string, value: string | undefined) => (value === undefined || value === '' ? 0 : parseDurationSeconds(flag, value));
   const excludeText = flags.ipvsExcludeCidrs ?? (config.ipvs?.excludeCIDRs ?? []).join(',');
@@ -148,20 +148,20 @@ function resolveIpvsSettings(flags: KnobFlags, config: ProxyConfigFile, mode: Pr
 
 export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes: readonly Node[]): ResolvedSettings {
   const mode = flags.proxyMode ?? config.mode ?? 'iptables';
-  if (mode !== 'iptables' && mode !== 'ipvs') throw new UsageError(`--proxy-mode: "${mode}" is not supported; kpc compiles iptables and ipvs`);
+  if (mode !== 'iptables' && mode !== 'ipvs') throw usageError(`--proxy-mode: "${mode}" is not supported; kpc compiles iptables and ipvs`);
 
   // kube-proxy trims and lower-cases the hostname it is given (nodeutil.GetHostname).
   const override = flags.hostnameOverride ?? config.hostnameOverride;
   const { name, node } = chooseNode(nodes, override === undefined ? undefined : goTrimSpace(override).toLowerCase());
   const nodeIPs = flags.nodeIp ?? nodeAddresses(node);
-  for (const ip of nodeIPs) if (canonicalIP(ip) === undefined) throw new UsageError(`--node-ip: "${ip}" is not an IP address`);
+  for (const ip of nodeIPs) if (canonicalIP(ip) === undefined) throw usageError(`--node-ip: "${ip}" is not an IP address`);
 
   const detectLocalMode = (flags.detectLocalMode ?? (config.detectLocalMode || undefined) ?? 'ClusterCIDR') as DetectLocalMode;
   if (!DETECT_LOCAL_MODES.includes(detectLocalMode)) {
-    throw new UsageError(`--detect-local-mode: "${detectLocalMode}" is not one of ${DETECT_LOCAL_MODES.join(', ')}`);
+    throw usageError(`--detect-local-mode: "${detectLocalMode}" is not one of ${DETECT_LOCAL_MODES.join(', ')}`);
   }
   const masqueradeBit = flags.iptablesMasqueradeBit ?? config.iptables?.masqueradeBit ?? 14;
-  if (!Number.isInteger(masqueradeBit) || masqueradeBit < 0 || masqueradeBit > 31) throw new UsageError(`--iptables-masquerade-bit: ${masqueradeBit} is not between 0 and 31`);
+  if (!Number.isInteger(masqueradeBit) || masqueradeBit < 0 || masqueradeBit > 31) throw usageError(`--iptables-masquerade-bit: ${masqueradeBit} is not between 0 and 31`);
 
   const nodePortText = flags.nodeportAddresses;
   const nodePortAddresses = nodePortText !== undefined ? nodePortText.split(',').map(goTrimSpace).filter((s) => s !== '') : config.nodePortAddresses ?? [];
@@ -190,9 +190,9 @@ export function resolveSettings(flags: KnobFlags, config: ProxyConfigFile, nodes
   };
   for (const [flag, value] of [['--pod-bridge-interface', flags.podBridgeInterface], ['--pod-interface-name-prefix', flags.podInterfaceNamePrefix]] as const) {
     const problem = value === undefined ? undefined : interfaceNameProblem(value);
-    if (problem !== undefined) throw new UsageError(`${flag}: "${value}" ${problem}`);
+    if (problem !== undefined) throw usageError(`${flag}: "${value}" ${problem}`);
   }
-  if (proxy.detectLocalMode === 'BridgeInterface' && proxy.bridgeInterface === '') throw new UsageError('--detect-local-mode BridgeInterface needs --pod-bridge-interface');
-  if (proxy.detectLocalMode === 'InterfaceNamePrefix' && proxy.interfaceNamePrefix === '') throw new UsageError('--detect-local-mode InterfaceNamePrefix needs --pod-interface-name-prefix');
+  if (proxy.detectLocalMode === 'BridgeInterface' && proxy.bridgeInterface === '') throw usageError('--detect-local-mode BridgeInterface needs --pod-bridge-interface');
+  if (proxy.detectLocalMode === 'InterfaceNamePrefix' && proxy.interfaceNamePrefix === '') throw usageError('--detect-local-mode InterfaceNamePrefix needs --pod-interface-name-prefix');
   return { mode, proxy };
 }

@@ -15,6 +15,7 @@
  */
 
 import type { Endpoint, ProxyIR, ServicePort } from '../ir/model.js';
+import { KpcError } from '../errors.js';
 import { externallyAccessible } from '../ir/service-port.js';
 import type { EndpointCategories } from '../ir/topology.js';
 import { planContext, planServicePort, type ServicePortPlan } from '../ir/plan.js';
@@ -108,11 +109,8 @@ export interface Explanation {
   notes: string[];
 }
 
-export class ExplainError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ExplainError';
-  }
+function explainError(message: string): KpcError {
+  return new KpcError('usage', 'query.unanswerable', message);
 }
 
 /** The port's own chains: SVC, SVL, EXT, FW and the SEP chain of every reachable endpoint. */
@@ -415,7 +413,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
 export function explainService(ir: ProxyIR, rulesText: string, namespace: string, name: string): Explanation {
   const ports = ir.servicePorts.filter((sp) => sp.namespace === namespace && sp.name === name);
   if (ports.length === 0) {
-    throw new ExplainError(
+    throw explainError(
       `no Service ${namespace}/${name} in kube-proxy's view for ${ir.family}: not in the input, or headless, ExternalName, without a ${ir.family} cluster IP, or opted out with service.kubernetes.io/service-proxy-name`,
     );
   }

@@ -5,7 +5,6 @@
 
 export {
   explainService,
-  ExplainError,
   type EntryKind,
   type EntryPoint,
   type ExcludedEndpoint,

@@ -5,9 +5,10 @@
  * ConfigMap, not the node's file. Every problem keeps a position in the file the user gave.
  */
 
-import { formatFieldPath, type Diagnostic, type FieldError } from './diagnostics.js';
+import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostics.js';
 import { readDocuments } from './documents.js';
-import { checkText, InputFileError } from './input-files.js';
+import { checkText } from './input-files.js';
+import { diagnosticsOf, isKpcError } from '../errors.js';
 import { decodeProxyConfig, type KubeProxyConfig } from './k8s/proxy-config.js';
 import type { RawObject } from './raw-objects.js';
 
@@ -56,7 +57,7 @@ function readOne(path: string, bytes: Uint8Array, place: Place): { doc: RawObjec
   try {
     read = readDocuments(checkText(path, bytes));
   } catch (e) {
-    if (e instanceof InputFileError) return { errors: [e.diagnostic] };
+    if (isKpcError(e, 'input.unreadable')) return { errors: [...diagnosticsOf(e)] };
     throw e;
   }
   if (read.diagnostics.length > 0) {

@@ -6,7 +6,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
-import type { Diagnostic } from './diagnostics.js';
+import { inputFileError, isKpcError, KpcError } from '../errors.js';
 
 /** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
 export interface Source {
@@ -16,35 +16,13 @@ export interface Source {
 
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
 
-export class InputFileError extends Error {
-  constructor(readonly diagnostic: Diagnostic) {
-    super(`${diagnostic.file}: ${diagnostic.message}`);
-    this.name = 'InputFileError';
-  }
-}
-
 /**
  * A path that cannot be opened. Reported the same way for every option that names a path
  * (-f, --config, --previous, --golden, --rules), in kubectl's words (`the path "x" does not
- * exist`), without a line and column: nothing in the file was read.
+ * exist`), without a line and column: nothing in the file was read. The option names itself
+ * (KpcError.withOption); -f does not, as kubectl does not.
  */
-export class PathError extends Error {
-  constructor(
-    readonly path: string,
-    readonly problem: string,
-    /** The option that named the path; none for -f, as kubectl says it. */
-    readonly option?: string,
-  ) {
-    super(`${option ? `${option}: ` : ''}the path "${path}" ${problem}`);
-    this.name = 'PathError';
-  }
-
-  forOption(option: string): PathError {
-    return new PathError(this.path, this.problem, option);
-  }
-}
-
-export function pathError(path: string, e: unknown): PathError {
+export function pathError(path: string, e: unknown): KpcError {
   const code = (e as NodeJS.ErrnoException).code;
   const problem =
     code === 'ENOENT' ? 'does not exist'
@@ -53,17 +31,13 @@ export function pathError(path: string, e: unknown): PathError {
     : code === 'EISDIR' ? 'is a directory'
     : code === 'ELOOP' ? 'cannot be read: too many levels of symbolic links'
     : `cannot be read: ${code ?? String(e)}`;
-  return new PathError(path, problem);
+  return new KpcError('usage', 'path.unreadable', `the path "${path}" ${problem}`);
 }
 
-function fileError(file: string, message: string, line = 1, column = 1): InputFileError {
-  return new InputFileError({ file, line, column, path: '', message, severity: 'error' });
+function fileError(file: string, message: string, line = 1, column = 1): KpcError {
+  return inputFileError({ file, line, column, path: '', message, severity: 'error' });
 }
 
-/**
- * Expand `-f` arguments into file paths in a stable order: a directory gives its manifest
- * files sorted by name (and, with `recursive`, those of its subdirectories).
- */
 /** What expandPaths saw besides the files it returns. */
 export interface PathsSeen {
   /** Notes on entries skipped (FIFOs, devices). */
@@ -72,6 +46,10 @@ export interface PathsSeen {
   subfolders: string[];
 }
 
+/**
+ * Expand `-f` arguments into file paths in a stable order: a directory gives its manifest
+ * files sorted by name (and, with `recursive`, those of its subdirectories).
+ */
 export function expandPaths(paths: readonly string[], recursive: boolean, seen: PathsSeen = { skipped: [], subfolders: [] }): string[] {
   const out: string[] = [];
   let stdinSeen = false;
@@ -187,11 +165,9 @@ export function formatSize(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-export class InputTooLargeError extends InputFileError {}
-
-export function inputTooLarge(name: string, maxBytes: number, size?: number): InputTooLargeError {
+export function inputTooLarge(name: string, maxBytes: number, size?: number): KpcError {
   const seen = size === undefined ? 'the stream went on past it' : `it holds ${size} bytes`;
-  return new InputTooLargeError({
+  return inputFileError({
     file: name,
     line: 1,
     column: 1,
@@ -201,7 +177,7 @@ export function inputTooLarge(name: string, maxBytes: number, size?: number): In
   });
 }
 
-function nulError(name: string, offset: number): InputFileError {
+function nulError(name: string, offset: number): KpcError {
   return fileError(name, `not a text file: NUL byte at offset ${offset}; manifests are UTF-8 YAML or JSON`);
 }
 
@@ -284,7 +260,7 @@ export function readBoundedFile(path: string, maxBytes: number, stopAtNul = true
   try {
     return readBoundedFd(fd, path, maxBytes, stopAtNul);
   } catch (e) {
-    if (e instanceof InputFileError) throw e;
+    if (e instanceof KpcError) throw e;
     throw pathError(path, e);
   } finally {
     closeSync(fd);
@@ -294,4 +270,33 @@ export function readBoundedFile(path: string, maxBytes: number, stopAtNul = true
 export function readSource(path: string, readStdin: (maxBytes: number) => Uint8Array, maxBytes: number): Source {
   if (path === '-') return checkText('<stdin>', readStdin(maxBytes));
   return checkText(path, readBoundedFile(path, maxBytes));
+}
+
+/** Reads standard input whole, under a size limit. */
+export type StdinReader = (maxBytes: number) => Uint8Array;
+
+/**
+ * A text input named by an option (--previous, --golden, --rules), under the input size
+ * limit; `-` is standard input (the CLI makes sure only one option takes it). Rules files are
+ * not stopped at a NUL byte: their reader reports the line that is not a rule.
+ */
+export function readNamedText(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
+  try {
+    const bytes = path === '-' ? stdin(maxBytes) : readBoundedFile(path, maxBytes, false);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  } catch (e) {
+    if (isKpcError(e, 'path.unreadable')) throw e.withOption(option);
+    if (isKpcError(e, 'input.unreadable')) throw e.inFile(path, option);
+    throw e;
+  }
+}
+
+/** True when `path` names a directory (and not `-`). */
+export function isDirectoryPath(path: string): boolean {
+  if (path === '-') return false;
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

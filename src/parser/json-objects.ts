@@ -19,7 +19,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import type { Diagnostic } from './diagnostics.js';
+import type { Diagnostic } from '../diagnostics.js';
 import type { Source } from './input-files.js';
 import { countKeysInText, countKeysInValue, findDuplicateKey, type DuplicateKey } from './json-duplicates.js';
 import type { JsonObjectRange } from './json-stream.js';

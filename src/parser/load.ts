@@ -3,9 +3,10 @@
  * Kubernetes objects, or every problem found on the way (each with file:line:column).
  */
 
-import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from './diagnostics.js';
+import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from '../diagnostics.js';
 import { openDocuments, type JsonObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
-import { expandPaths, InputFileError, readSource, type PathsSeen } from './input-files.js';
+import { expandPaths, readSource, type PathsSeen } from './input-files.js';
+import { diagnosticsOf, isKpcError } from '../errors.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { timed } from '../cli/stage-timer.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
@@ -110,7 +111,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
     files = expandPaths(options.paths, options.recursive, result.read.paths);
     result.notes.push(...result.read.paths.skipped);
   } catch (e) {
-    if (e instanceof InputFileError) return { ...result, errors: [e.diagnostic] };
+    if (isKpcError(e, 'input.unreadable')) return { ...result, errors: [...diagnosticsOf(e)] };
     throw e;
   }
   let defaulted = 0;
@@ -121,8 +122,8 @@ export function loadObjects(options: LoadOptions): LoadResult {
       const opened = timed('read', () => openDocuments(readSource(file, options.readStdin, options.maxInputBytes)));
       fileResult = loadOpened(file, opened, result, options);
     } catch (e) {
-      if (e instanceof InputFileError) {
-        result.errors.push(e.diagnostic);
+      if (isKpcError(e, 'input.unreadable')) {
+        result.errors.push(...diagnosticsOf(e));
         continue;
       }
       throw e;

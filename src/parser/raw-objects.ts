@@ -3,7 +3,7 @@
  * turns a field path back into file:line:column, and the limits every reader enforces.
  */
 
-import type { Diagnostic, FieldPath, ObjectOrigin } from './diagnostics.js';
+import type { Diagnostic, FieldPath, ObjectOrigin } from '../diagnostics.js';
 
 export const LIMITS = {
   /** Longest accepted YAML line; a real manifest's longest lines are certificates and JSON annotations. JSON has no line limit (the API's wire form is one line). */

@@ -10,7 +10,7 @@
  */
 
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
-import type { Diagnostic, FieldPath } from './diagnostics.js';
+import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';

@@ -3,14 +3,13 @@
  * iptables-save) and say where it goes. Pure functions; the CLI does the I/O.
  */
 
-export { readRules, RulesReadError } from '../lang/iptables/read.js';
+export { readRules } from '../lang/iptables/read.js';
 export { tokenize, type Token } from '../lang/iptables/tokenize.js';
-export { parseRuleArgs, RuleParseError } from '../lang/iptables/parse-rule.js';
+export { parseRuleArgs } from '../lang/iptables/parse-rule.js';
 export { implicitBuiltinChain, implicitJumpLines } from '../lang/iptables/builtin-jumps.js';
 export {
   traceRules,
   traceRuleSet,
-  TraceError,
   type AffinityNote,
   type NodeSpec,
   type Origin,

@@ -36,6 +36,8 @@
  * Pure: no I/O, no clock, no randomness.
  */
 
+import { KpcError } from '../errors.js';
+
 import { formatIP, isLoopback, parseIP, type IP } from '../net/ip.js';
 import { addressMatches, compareIP } from '../lang/iptables/address.js';
 import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
@@ -124,11 +126,9 @@ export interface TraceResult {
   notes: string[];
 }
 
-export class TraceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TraceError';
-  }
+/** A packet or a rules text the tracer cannot follow (a loop, an unknown chain). */
+export function traceError(message: string): KpcError {
+  return new KpcError('usage', 'query.unanswerable', message);
 }
 
 const MAX_DEPTH = 64;
@@ -340,7 +340,7 @@ function stepOf(rule: Rule, action: string, probability?: string): TraceStep {
 }
 
 function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: number): Outcome[] {
-  if (depth > MAX_DEPTH) throw new TraceError(`more than ${MAX_DEPTH} nested jumps at ${table}/${chain.name}: the rules loop`);
+  if (depth > MAX_DEPTH) throw traceError(`more than ${MAX_DEPTH} nested jumps at ${table}/${chain.name}: the rules loop`);
   const results: Outcome[] = [];
   start.chains.push(`${table}/${chain.name}`);
   const pending: Array<{ s: State; i: number }> = [{ s: start, i: 0 }];
@@ -366,7 +366,7 @@ function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: nu
       }
       if (!matched) continue;
       if (p < 1) {
-        if (++ctx.branches > MAX_BRANCHES) throw new TraceError(`more than ${MAX_BRANCHES} branches; giving up`);
+        if (++ctx.branches > MAX_BRANCHES) throw traceError(`more than ${MAX_BRANCHES} branches; giving up`);
         // The branch where the random match fails goes on with the next rule.
         pending.push({ s: clone(s, s.probability * (1 - p)), i: i + 1 });
         s = clone(s, s.probability * p);
@@ -472,13 +472,13 @@ function runHook(ctx: Ctx, table: string, chainName: string, states: State[]): A
 
 function parseAddress(text: string, what: string): IP {
   const p = parseIP(text);
-  if (!p) throw new TraceError(`${what} "${text}" is not an IP address`);
+  if (!p) throw traceError(`${what} "${text}" is not an IP address`);
   return p.ip;
 }
 
 /**
  * Trace a new connection through a rules text (iptables-restore input or iptables-save output).
- * Throws RulesReadError for text iptables-restore would refuse, TraceError for a bad packet.
+ * Throws a KpcError: previous.unreadable for text iptables-restore would refuse, query.unanswerable for a bad packet.
  */
 export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec): TraceResult {
   return traceRuleSet(readRules(rulesText), packet, node);
@@ -487,14 +487,14 @@ export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec
 export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec): TraceResult {
   const dst = parseAddress(packet.destination, 'destination');
   const nodeIPs = node.ips.map((t) => parseAddress(t, 'node address'));
-  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw new TraceError(`port ${packet.port} is not between 1 and 65535`);
+  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw traceError(`port ${packet.port} is not between 1 and 65535`);
   const protocol: Protocol = packet.protocol ?? 'tcp';
   const ctx: Ctx = { rules, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map() };
 
   let src: IP;
   if (packet.source !== undefined) {
     src = parseAddress(packet.source, 'source');
-    if (src.family !== dst.family) throw new TraceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
+    if (src.family !== dst.family) throw traceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
   } else if (isLoopback(dst)) {
     src = dst;
   } else {

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDestination } from '../../src/cli/commands/trace.js';
-import { UsageError } from '../../src/cli/exit-codes.js';
+import { KpcError, usageError } from '../../src/errors.js';
 import { PACKET_FLOW_ROOT } from './flows.js';
 import { runTraceCli } from './run-cli.js';
 
@@ -94,7 +94,7 @@ describe('kpc trace', () => {
   it('exits 2 with the line number for --rules that do not read', async () => {
     const run = await runTraceCli(['trace', '--rules', '-', '--to', '1.2.3.4:80'], { stdin: '*nat\n-A X -j\nCOMMIT\n' });
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/--rules -: line 2: -j needs a target/);
+    expect(run.stderr).toMatch(/--rules -:2: -j needs a target/);
   });
 });
 
@@ -103,8 +103,8 @@ describe('parseDestination', () => {
     expect(parseDestination('10.0.0.1:80')).toEqual({ ip: '10.0.0.1', port: 80, protocol: 'tcp' });
     expect(parseDestination('10.0.0.1:53/UDP')).toEqual({ ip: '10.0.0.1', port: 53, protocol: 'udp' });
     expect(parseDestination('[FD00::0001]:443/sctp')).toEqual({ ip: 'fd00::1', port: 443, protocol: 'sctp' });
-    expect(() => parseDestination('10.0.0.1:0')).toThrow(UsageError);
-    expect(() => parseDestination('10.0.0.1:65536')).toThrow(UsageError);
-    expect(() => parseDestination('[10.0.0.1]:80')).toThrow(UsageError);
+    expect(() => parseDestination('10.0.0.1:0')).toThrow(KpcError);
+    expect(() => parseDestination('10.0.0.1:65536')).toThrow(KpcError);
+    expect(() => parseDestination('[10.0.0.1]:80')).toThrow(KpcError);
   });
 });

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRules, RulesReadError, tokenize, type Match, type Rule } from '../../src/trace/index.js';
+import { readRules, tokenize, type Match, type Rule } from '../../src/trace/index.js';
+import { KpcError } from '../../src/errors.js';
 import { FIXTURES_ROOT } from '../helpers/fixtures.js';
 
 function only(text: string, table = 'filter', chain = 'KUBE-SERVICES'): Rule {
@@ -265,9 +266,10 @@ COMMIT
       } catch (e) {
         err = e;
       }
-      expect(err).toBeInstanceOf(RulesReadError);
-      expect((err as RulesReadError).message).toMatch(msg);
-      expect((err as RulesReadError).line).toBe(line);
+      expect(err).toBeInstanceOf(KpcError);
+      expect((err as KpcError).code).toBe('previous.unreadable');
+      expect((err as KpcError).message).toMatch(msg);
+      expect((err as KpcError).at?.line).toBe(line);
     });
   }
 });

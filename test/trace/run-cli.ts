@@ -1,13 +1,9 @@
 /**
- * Run `kpc trace` / `kpc explain` in-process, the way src/cli/main.ts runs the other commands
- * (main.ts is not wired to them here: the commands are added to a program of our own).
+ * Run `kpc trace` / `kpc explain` in-process, with a terminal or not (run-kpc.ts has no TTY).
  */
 
-import { Command } from 'commander';
-import { handleError } from '../../src/cli/main.js';
+import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
-import { addExplainCommand } from '../../src/cli/commands/explain.js';
-import { addTraceCommand } from '../../src/cli/commands/trace.js';
 import type { KpcRun } from '../helpers/run-kpc.js';
 
 export async function runTraceCli(args: readonly string[], opts: { stdin?: string; tty?: boolean } = {}): Promise<KpcRun> {
@@ -24,14 +20,6 @@ export async function runTraceCli(args: readonly string[], opts: { stdin?: strin
     stdoutIsTTY: opts.tty ?? false,
     readStdin: () => Buffer.from(opts.stdin ?? ''),
   };
-  let code = 0;
-  const program = new Command('kpc').exitOverride().configureOutput({ writeOut: (s) => io.stdout([s]), writeErr: (s) => io.stderr(s) });
-  addTraceCommand(program, io, (c) => (code = c));
-  addExplainCommand(program, io, (c) => (code = c));
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-  } catch (e) {
-    code = handleError(e, io);
-  }
+  const code = await main(args, io);
   return { code, stdout, stderr };
 }

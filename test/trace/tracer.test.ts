@@ -5,7 +5,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { implicitJumpLines, renderTrace, traceRules, TraceError, type TraceResult } from '../../src/trace/index.js';
+import { implicitJumpLines, renderTrace, traceRules, type TraceResult } from '../../src/trace/index.js';
+import { KpcError } from '../../src/errors.js';
 import { runKpc } from '../helpers/run-kpc.js';
 
 const NODE = { ips: ['192.168.0.2', '2001:db8::1'] };
@@ -166,7 +167,7 @@ describe('traceRules', () => {
 
   it('refuses loops and bad packets', () => {
     const loop = natRules({ 'KUBE-SERVICES': ['-j KUBE-A'], 'KUBE-A': ['-j KUBE-B'], 'KUBE-B': ['-j KUBE-A'] });
-    expect(() => traceRules(loop, { source: '10.1.1.1', destination: '172.30.0.1', port: 80 }, NODE)).toThrow(TraceError);
+    expect(() => traceRules(loop, { source: '10.1.1.1', destination: '172.30.0.1', port: 80 }, NODE)).toThrow(KpcError);
     expect(() => traceRules(loop, { source: '10.1.1.1', destination: 'fd00::1', port: 80 }, NODE)).toThrow(/different families/);
     expect(() => traceRules(loop, { source: '10.1.1.1', destination: '172.30.0.1', port: 0 }, NODE)).toThrow(/port 0/);
     expect(() => traceRules(loop, { source: 'nope', destination: '172.30.0.1', port: 80 }, NODE)).toThrow(/not an IP address/);

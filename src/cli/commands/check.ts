@@ -1,17 +1,15 @@
 /**
- * `kpc check --golden PATH`: for CI. Compiles and compares with a committed file byte for byte;
- * on drift prints a unified diff. Exit 0 identical, 1 drift, ≥2 error.
+ * `kpc check --golden PATH`: for CI. Compiles and compares with a committed output byte for
+ * byte; on drift prints a unified diff. Exit 0 identical, 1 drift, ≥2 error.
  */
 
-import { emitIptablesText } from '../../emit/iptables/index.js';
-import { unifiedDiff } from '../../diff/unified.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
-import { reportCompiled } from '../report.js';
+import { backendFor, PROXY_MODES } from '../../modes/index.js';
+import type { CommandSpec } from '../command-spec.js';
+import { IPVS_INCREMENTAL_HELP } from '../help.js';
+import { reportCompiled, reportNotes } from '../report.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
-import { readTextFile } from './previous.js';
-import { checkIpvs } from './ipvs-incremental.js';
-import { statSync } from 'node:fs';
 
 export interface CheckFlags extends CommonFlags {
   golden?: string;
@@ -19,24 +17,26 @@ export interface CheckFlags extends CommonFlags {
 }
 
 export function runCheck(flags: CheckFlags, io: Io): number {
-  if (flags.golden === undefined) throw new UsageError('kpc check needs --golden PATH');
-  // An ipvs-mode golden may be a bundle directory (read by checkIpvs).
-  const golden = isDirectory(flags.golden) ? undefined : readTextFile(flags.golden, '--golden', io.readStdin);
+  if (flags.golden === undefined) throw usageError('kpc check needs --golden PATH');
   const compiled = compileInput(flags, io.readStdin);
   reportCompiled(io, compiled);
-  if (compiled.settings.mode === 'ipvs') return checkIpvs(compiled.ir, { ...flags, golden: flags.golden }, io);
-  if (golden === undefined) throw new UsageError(`--golden ${flags.golden} is a directory; iptables mode compares one file`);
-  const text = emitIptablesText(compiled.ir, { standalone: flags.standalone ?? false });
-  if (text === golden) return EXIT.ok;
-  io.stdout([unifiedDiff(golden, text, flags.golden, 'kpc compile')]);
-  io.stderr(`drift: ${flags.golden} differs from what kpc compiles\n`);
+  const result = backendFor(compiled.settings.mode).check(compiled.ir, flags.golden, { standalone: flags.standalone ?? false }, io.readStdin);
+  reportNotes(io, result.notes);
+  if (result.drifted.length === 0) return EXIT.ok;
+  io.stdout(result.diffs);
+  const which = result.drifted.length === 1 && result.drifted[0] === flags.golden ? '' : ` (${result.drifted.join(', ')})`;
+  io.stderr(`drift: ${flags.golden} differs from what kpc compiles${which}\n`);
   return EXIT.differs;
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
+export const checkCommand: CommandSpec<CheckFlags> = {
+  name: 'check',
+  description: 'CI golden check: compile and compare with a committed file (exit 0 same, 1 drift)',
+  modes: PROXY_MODES,
+  standalone: 'compare the --standalone form',
+  options(cmd) {
+    cmd.requiredOption('--golden <path>', 'the committed output to compare with; ipvs mode: a bundle directory (every file compared) or apply.sh');
+  },
+  help: [IPVS_INCREMENTAL_HELP],
+  run: runCheck,
+};

@@ -6,12 +6,12 @@
  */
 
 import { Chalk } from 'chalk';
-import { Command, Option } from 'commander';
-import { emitIptablesText } from '../../emit/iptables/index.js';
-import { explainService, ExplainError, renderExplanation, type ExplainStyle } from '../../explain/index.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { Option } from 'commander';
+import type { CommandSpec } from '../command-spec.js';
+import { backendFor, modesWith } from '../../modes/index.js';
+import { explainService, renderExplanation, type ExplainStyle } from '../../explain/index.js';
+import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
-import { addInputOptions, addKnobOptions, addNodeOptions } from '../options.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { reportCompiled } from '../report.js';
 
@@ -35,7 +35,7 @@ export function parseServiceRef(text: string, defaultNamespace: string): { names
   const parts = text.split('/');
   if (parts.length === 1 && parts[0] !== '') return { namespace: defaultNamespace, name: parts[0]! };
   if (parts.length === 2 && parts[0] !== '' && parts[1] !== '') return { namespace: parts[0]!, name: parts[1]! };
-  throw new UsageError(`"${text}" is not NAMESPACE/NAME`);
+  throw usageError(`"${text}" is not NAMESPACE/NAME`);
 }
 
 function styleFor(io: Io): ExplainStyle {
@@ -51,37 +51,25 @@ function styleFor(io: Io): ExplainStyle {
 }
 
 export function runExplain(flags: ExplainFlags, io: Io): number {
-  if (flags.service === undefined) throw new UsageError('which Service? give NAMESPACE/NAME');
+  if (flags.service === undefined) throw usageError('which Service? give NAMESPACE/NAME');
   const { namespace, name } = parseServiceRef(flags.service, flags.namespace);
   const compiled = compileInput(flags, io.readStdin);
   reportCompiled(io, compiled);
-  if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc explain explains iptables rules; --proxy-mode ipvs is not supported');
-  const rules = emitIptablesText(compiled.ir, { standalone: false });
-  let x;
-  try {
-    x = explainService(compiled.ir, rules, namespace, name);
-  } catch (e) {
-    if (e instanceof ExplainError) throw new UsageError(e.message);
-    throw e;
-  }
+  const backend = backendFor(compiled.settings.mode);
+  if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
+  const x = explainService(compiled.ir, backend.explainRules(compiled.ir), namespace, name);
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;
 }
 
-/** Add `kpc explain` to the program; its action runs runExplain and hands the exit code to `setExit`. */
-export function addExplainCommand(program: Command, io: Io, setExit: (code: number) => void): Command {
-  const cmd = program
-    .command('explain')
-    .description("every rule of one Service by entry point, the endpoints each reaches, and why others are not used")
-    .argument('<service>', 'NAMESPACE/NAME (or NAME in --namespace)');
-  addInputOptions(cmd);
-  addNodeOptions(cmd);
-  addKnobOptions(cmd);
-  cmd
-    .addOption(new Option('--ip-family <family>', "which family's rules (kube-proxy runs one proxier per family)").choices(['ipv4', 'ipv6']).default('ipv4'))
-    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
-    .addHelpText('after', EXAMPLES)
-    .exitOverride()
-    .action((service: string, flags: ExplainFlags) => setExit(runExplain({ ...flags, service }, io)));
-  return cmd;
-}
+export const explainCommand: CommandSpec<ExplainFlags> = {
+  name: 'explain',
+  description: 'every rule of one Service by entry point, the endpoints each reaches, and why others are not used',
+  argument: { name: '<service>', description: 'NAMESPACE/NAME (or NAME in --namespace)', key: 'service' },
+  modes: modesWith('explainRules'),
+  options(cmd) {
+    cmd.addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'));
+  },
+  help: [EXAMPLES],
+  run: runExplain,
+};

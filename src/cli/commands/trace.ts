@@ -5,19 +5,20 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { readTextFile } from './previous.js';
+import { readNamedText } from '../../parser/input-files.js';
+import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
-import { Command, Option } from 'commander';
-import { emitIptablesText } from '../../emit/iptables/index.js';
+import { Option } from 'commander';
+import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
-import { readRules, renderTrace, RulesReadError, traceRuleSet, TraceError, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
-import { addInputOptions, addKnobOptions, addNodeOptions } from '../options.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
 import { reportCompiled, reportNotes } from '../report.js';
 
 export interface TraceFlags extends CommonFlags {
+  standalone?: boolean;
   to?: string;
   from?: string;
   rules?: string;
@@ -41,19 +42,19 @@ Examples:
 /** `10.0.0.1:80`, `10.0.0.1:80/udp`, `[fd00::1]:53/udp`. */
 export function parseDestination(text: string): { ip: string; port: number; protocol: Protocol } {
   const m = /^(?:\[([^\]]+)\]|([^:/[\]]+)):(\d{1,5})(?:\/([A-Za-z]+))?$/.exec(text.trim());
-  if (!m) throw new UsageError(`--to: "${text}" is not IP:PORT[/tcp|udp|sctp] (IPv6 as [ADDR]:PORT)`);
+  if (!m) throw usageError(`--to: "${text}" is not IP:PORT[/tcp|udp|sctp] (IPv6 as [ADDR]:PORT)`);
   const ipText = m[1] ?? m[2]!;
   const ip = parseIP(ipText);
-  if (!ip || (m[1] !== undefined) !== (ip.ip.family === 'IPv6')) throw new UsageError(`--to: "${ipText}" is not an IP address${m[1] === undefined && ipText.includes(':') ? ' (write IPv6 as [ADDR]:PORT)' : ''}`);
+  if (!ip || (m[1] !== undefined) !== (ip.ip.family === 'IPv6')) throw usageError(`--to: "${ipText}" is not an IP address${m[1] === undefined && ipText.includes(':') ? ' (write IPv6 as [ADDR]:PORT)' : ''}`);
   const port = Number(m[3]);
-  if (port < 1 || port > 65535) throw new UsageError(`--to: port ${port} is not between 1 and 65535`);
+  if (port < 1 || port > 65535) throw usageError(`--to: port ${port} is not between 1 and 65535`);
   const proto = (m[4] ?? 'tcp').toLowerCase();
-  if (proto !== 'tcp' && proto !== 'udp' && proto !== 'sctp') throw new UsageError(`--to: protocol "${m[4]}" is not tcp, udp or sctp`);
+  if (proto !== 'tcp' && proto !== 'udp' && proto !== 'sctp') throw usageError(`--to: protocol "${m[4]}" is not tcp, udp or sctp`);
   return { ip: canonicalIP(ipText)!, port, protocol: proto };
 }
 
 function readRulesFile(path: string, io: Io): string {
-  return readTextFile(path, '--rules', io.readStdin);
+  return readNamedText(path, '--rules', io.readStdin);
 }
 
 /** The JSON view: the contract's keys first (cli.md), then the detail. */
@@ -74,24 +75,24 @@ function styleFor(io: Io): TraceStyle {
 }
 
 export function runTrace(flags: TraceFlags, io: Io): number {
-  if (flags.to === undefined) throw new UsageError('--to IP:PORT[/PROTO] is required');
+  if (flags.to === undefined) throw usageError('--to IP:PORT[/PROTO] is required');
   const dest = parseDestination(flags.to);
   const family = parseIP(dest.ip)!.ip.family;
   if (flags.from !== undefined) {
     const from = parseIP(flags.from);
-    if (!from) throw new UsageError(`--from: "${flags.from}" is not an IP address`);
-    if (from.ip.family !== family) throw new UsageError(`--from ${flags.from} and --to ${flags.to} are of different IP families`);
+    if (!from) throw usageError(`--from: "${flags.from}" is not an IP address`);
+    if (from.ip.family !== family) throw usageError(`--from ${flags.from} and --to ${flags.to} are of different IP families`);
   }
   const wanted = family === 'IPv4' ? 'ipv4' : 'ipv6';
   if (flags.ipFamily !== undefined && flags.ipFamily !== wanted) {
-    throw new UsageError(`--ip-family ${flags.ipFamily} does not match --to ${flags.to} (an ${family} address)`);
+    throw usageError(`--ip-family ${flags.ipFamily} does not match --to ${flags.to} (an ${family} address)`);
   }
   const format = flags.output ?? 'text';
 
   let rulesText: string;
   let nodeIPs: string[];
   if (flags.rules !== undefined) {
-    if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw new UsageError('--rules - and -f - cannot both read stdin');
+    if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw usageError('--rules - and -f - cannot both read stdin');
     rulesText = readRulesFile(flags.rules, io);
     if ((flags.filename ?? []).length > 0) {
       const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
@@ -99,14 +100,15 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       nodeIPs = compiled.settings.proxy.nodeIPs;
     } else {
       nodeIPs = flags.nodeIp ?? [];
-      for (const ip of nodeIPs) if (!parseIP(ip)) throw new UsageError(`--node-ip: "${ip}" is not an IP address`);
+      for (const ip of nodeIPs) if (!parseIP(ip)) throw usageError(`--node-ip: "${ip}" is not an IP address`);
       if (nodeIPs.length === 0) reportNotes(io, ['no --node-ip: only loopback addresses count as the node\'s own (addrtype LOCAL)']);
     }
   } else {
     const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
     reportCompiled(io, compiled);
-    if (compiled.settings.mode !== 'iptables') throw new UsageError('kpc trace follows iptables rules; --proxy-mode ipvs is not supported');
-    rulesText = emitIptablesText(compiled.ir, { standalone: false });
+    const backend = backendFor(compiled.settings.mode);
+    if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
+    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false });
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 
@@ -123,34 +125,31 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     };
     result = traceRuleSet(rules, packet, { ips: nodeIPs });
   } catch (e) {
-    if (e instanceof RulesReadError) {
-      if (flags.rules !== undefined) throw new UsageError(`--rules ${flags.rules}: ${e.message}`);
-      throw new Error(`kpc's own rules do not read back: ${e.message}`);
+    if (isKpcError(e, 'previous.unreadable')) {
+      if (flags.rules !== undefined) throw e.inFile(flags.rules, '--rules');
+      throw new Error(`kpc's own rules do not read back: ${e.describe()}`);
     }
-    if (e instanceof TraceError) throw new UsageError(e.message);
     throw e;
   }
   io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io))]);
   return EXIT.ok;
 }
 
-/** Add `kpc trace` to the program; its action runs runTrace and hands the exit code to `setExit`. */
-export function addTraceCommand(program: Command, io: Io, setExit: (code: number) => void): Command {
-  const cmd = program
-    .command('trace')
-    .description('follow a new connection through the compiled rules (or --rules FILE) and say where it goes');
-  addInputOptions(cmd);
-  addNodeOptions(cmd);
-  addKnobOptions(cmd);
-  cmd
-    .addOption(new Option('--ip-family <family>', "which family's rules (default: the family of --to)").choices(['ipv4', 'ipv6']))
-    .requiredOption('--to <ip:port[/proto]>', 'the destination: IP:PORT, [IPv6]:PORT, optionally /tcp, /udp or /sctp (default tcp)')
-    .option('--from <ip>', "the client's address (default: the node itself; a node address also means the node itself)")
-    .option('--in-interface <name>', 'the interface a packet from the network arrives on (for -i matches)')
-    .option('--rules <file>', "trace through this file instead of compiling: kpc's output or a node's iptables-save (- for stdin)")
-    .addOption(new Option('-o, --output <format>', 'text, or json ({"verdict", "endpoints", "masquerade", "path", ...})').choices(['text', 'json']).default('text'))
-    .addHelpText('after', EXAMPLES)
-    .exitOverride()
-    .action((flags: TraceFlags) => setExit(runTrace(flags, io)));
-  return cmd;
-}
+export const traceCommand: CommandSpec<TraceFlags> = {
+  name: 'trace',
+  description: 'follow a new connection through the compiled rules (or --rules FILE) and say where it goes',
+  modes: modesWith('traceRules'),
+  ipFamily: 'own',
+  standalone: 'trace through the --standalone form (the built-in chain jumps written out, not assumed)',
+  options(cmd) {
+    cmd
+      .addOption(new Option('--ip-family <family>', "which family's rules (default: the family of --to)").choices(['ipv4', 'ipv6']))
+      .requiredOption('--to <ip:port[/proto]>', 'the destination: IP:PORT, [IPv6]:PORT, optionally /tcp, /udp or /sctp (default tcp)')
+      .option('--from <ip>', "the client's address (default: the node itself; a node address also means the node itself)")
+      .option('--in-interface <name>', 'the interface a packet from the network arrives on (for -i matches)')
+      .option('--rules <file>', "trace through this file instead of compiling: kpc's output or a node's iptables-save (- for stdin)")
+      .addOption(new Option('-o, --output <format>', 'text, or json ({"verdict", "endpoints", "masquerade", "path", ...})').choices(['text', 'json']).default('text'));
+  },
+  help: [EXAMPLES],
+  run: runTrace,
+};

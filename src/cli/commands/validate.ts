@@ -1,8 +1,11 @@
 /** `kpc validate`: read and validate the manifests; every problem on stderr; 0 valid, 2 invalid. */
 
-import { EXIT } from '../exit-codes.js';
+import { EXIT } from '../../errors.js';
 import type { Io } from '../io.js';
 import { printDiagnostics, reportNotes } from '../report.js';
+import type { CommandSpec } from '../command-spec.js';
+import { EXAMPLES } from '../help.js';
+import { PROXY_MODES } from '../../modes/index.js';
 import { checkStdinUse, loadConfig, loadInput, parseMaxInputSize, type CommonFlags } from '../pipeline.js';
 
 export function runValidate(flags: CommonFlags, io: Io): number {
@@ -17,3 +20,12 @@ export function runValidate(flags: CommonFlags, io: Io): number {
   io.stderr(`valid: ${summary}\n`);
   return EXIT.ok;
 }
+
+export const validateCommand: CommandSpec<CommonFlags> = {
+  name: 'validate',
+  description: 'read and validate the manifests; print every problem',
+  modes: PROXY_MODES,
+  options() {},
+  help: [EXAMPLES],
+  run: runValidate,
+};

@@ -50,12 +50,15 @@
 
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from '../exit-codes.js';
+import { KpcError } from '../../errors.js';
 import { failingAs, WriteFailure } from './errors.js';
 import { fsyncDirectory, newTag, processAlive, releaseScratch, tempName, tempPattern, writeAll } from './low.js';
 import { deferSignalsWhileWriting } from './signals.js';
 import { resolveTarget } from './target.js';
 import { named } from './file.js';
+
+/** A write refused or failed: the user's to fix (a path, a full disk), exit 2. */
+const outputError = (message: string) => new KpcError('usage', 'output.write', message);
 
 export interface DirectoryFile {
   name: string;
@@ -265,7 +268,7 @@ function unlinkQuietly(path: string): void {
 type State = { mode: 'fresh' } | { mode: 'flip'; old: string } | { mode: 'migrate' };
 
 /**
- * What DIR is now, and how it is replaced; a UsageError when it must not be. Another writer
+ * What DIR is now, and how it is replaced; a usage error when it must not be. Another writer
  * may be replacing DIR or removing its previous directory meanwhile: a part that vanishes
  * while it is looked at (ENOENT) means DIR changed, and it is looked at again.
  */
@@ -285,22 +288,22 @@ function inspectOnce(display: string, parent: string, name: string, names: reado
   if (st === undefined) return { mode: 'fresh' };
   if (st.isSymbolicLink()) {
     const link = readlinkSync(path);
-    if (!isOwnLink(name, link)) throw new UsageError(`-o ${display}: ${path} changed while kpc was writing (it is now a link to ${link}); nothing was replaced`);
+    if (!isOwnLink(name, link)) throw outputError(`-o ${display}: ${path} changed while kpc was writing (it is now a link to ${link}); nothing was replaced`);
     const target = join(parent, link);
     const tst = lstatOrUndefined(target);
     if (tst !== undefined) {
-      if (!tst.isDirectory()) throw new UsageError(`-o ${display}: ${target} is not a directory; kpc does not replace it`);
+      if (!tst.isDirectory()) throw outputError(`-o ${display}: ${target} is not a directory; kpc does not replace it`);
       const v = replaceable(target, names, options, true);
-      if (!v.ok) throw new UsageError(`-o ${display}: ${v.reason}`);
+      if (!v.ok) throw outputError(`-o ${display}: ${v.reason}`);
     }
     return { mode: 'flip', old: link };
   }
   if (st.isDirectory()) {
     const v = replaceable(path, names, options, false);
-    if (!v.ok) throw new UsageError(`-o ${display}: ${v.reason}`);
+    if (!v.ok) throw outputError(`-o ${display}: ${v.reason}`);
     return { mode: 'migrate' };
   }
-  throw new UsageError(`-o ${display}: ${path} is not a directory; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
+  throw outputError(`-o ${display}: ${path} is not a directory; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
 }
 
 function writeFileIn(dir: string, f: DirectoryFile): void {
@@ -318,7 +321,7 @@ export function writeBundleDir(path: string, files: readonly DirectoryFile[], op
   const target = failingAs('unchanged', () => resolveTarget(path, isOwnLink));
   if (target.kind !== 'missing' && target.kind !== 'directory' && target.kind !== 'own-link') {
     const what = target.kind === 'file' ? 'a regular file' : target.kind === 'fd' ? `kpc's own file descriptor ${target.fd}` : target.kind === 'stream' ? `a ${target.what}` : target.what;
-    throw new UsageError(`-o ${path}: ${named(path, target.path)} is ${what}; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
+    throw outputError(`-o ${path}: ${named(path, target.path)} is ${what}; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
   }
   const parent = dirname(target.path);
   const name = basename(target.path);
@@ -393,7 +396,7 @@ function commit(display: string, parent: string, name: string, names: readonly s
       const v = replaceable(aside, names, options, false);
       if (!v.ok) {
         putBack(aside, dest);
-        throw new UsageError(`-o ${display}: ${v.reason.replace(aside, dest)}`);
+        throw outputError(`-o ${display}: ${v.reason.replace(aside, dest)}`);
       }
     }
     try {

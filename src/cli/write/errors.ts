@@ -4,7 +4,10 @@
  * device); out.txt was left as it was`). Exit 2, as every problem the user must fix.
  */
 
-import { UsageError } from '../exit-codes.js';
+import { KpcError } from '../../errors.js';
+
+/** A write refused or failed: the user's to fix (a path, a full disk), exit 2. */
+const outputError = (message: string) => new KpcError('usage', 'output.write', message);
 
 const MEANING: Record<string, string> = {
   ENOSPC: 'no space left on the device',
@@ -79,10 +82,10 @@ export function explainWriteErrors<T>(path: string, write: () => T): T {
   try {
     return write();
   } catch (e) {
-    if (e instanceof WriteFailure) throw new UsageError(writeMessage(path, e.code, e.state, e.detail));
+    if (e instanceof WriteFailure) throw outputError(writeMessage(path, e.code, e.state, e.detail));
     const code = systemCode(e);
     if (code === undefined) throw e;
-    throw new UsageError(writeMessage(path, code, 'unchanged'));
+    throw outputError(writeMessage(path, code, 'unchanged'));
   }
 }
 

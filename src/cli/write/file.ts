@@ -21,11 +21,14 @@
 
 import { closeSync, constants, fsyncSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { UsageError } from '../exit-codes.js';
+import { KpcError } from '../../errors.js';
 import { failingAs } from './errors.js';
 import { fsyncDirectory, newTag, processAlive, releaseScratch, tempName, tempPattern, writeAll } from './low.js';
 import { deferSignalsWhileWriting } from './signals.js';
 import { resolveTarget } from './target.js';
+
+/** A write refused or failed: the user's to fix (a path, a full disk), exit 2. */
+const outputError = (message: string) => new KpcError('usage', 'output.write', message);
 
 export type Chunks = Iterable<string | Uint8Array>;
 
@@ -41,9 +44,9 @@ export function writeOutputFile(path: string, chunks: Chunks): void {
     case 'stream':
       return writeStream(undefined, target.path, chunks);
     case 'directory':
-      throw new UsageError(`-o ${path}: ${named(path, target.path)} is a directory; iptables mode writes one file (ipvs mode, --proxy-mode ipvs, writes a bundle directory)`);
+      throw outputError(`-o ${path}: ${named(path, target.path)} is a directory; iptables mode writes one file (ipvs mode, --proxy-mode ipvs, writes a bundle directory)`);
     case 'refused':
-      throw new UsageError(`-o ${path}: ${named(path, target.path)} is ${target.what}; kpc writes only to a regular file (replaced atomically), a character device, a FIFO or its own stdout`);
+      throw outputError(`-o ${path}: ${named(path, target.path)} is ${target.what}; kpc writes only to a regular file (replaced atomically), a character device, a FIFO or its own stdout`);
     case 'own-link':
       throw new Error('unreachable: no link is claimed for a file');
   }

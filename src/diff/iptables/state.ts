@@ -9,9 +9,11 @@
  */
 
 import type { Ruleset } from '../../lang/iptables/ruleset.js';
-import { parseRuleArgs, RuleParseError, TARGET_EXTENSIONS } from '../../lang/iptables/parse-rule.js';
-import { readRules, RulesReadError } from '../../lang/iptables/read.js';
-import { tokenize, TokenizeError } from '../../lang/iptables/tokenize.js';
+import { parseRuleArgs, TARGET_EXTENSIONS } from '../../lang/iptables/parse-rule.js';
+import { readRules } from '../../lang/iptables/read.js';
+import { tokenize } from '../../lang/iptables/tokenize.js';
+import { isKpcError } from '../../errors.js';
+import { lineError } from '../../lang/line-error.js';
 import { BUILTIN_CHAIN_NAMES } from '../../lang/iptables/chains.js';
 import { canonicalRule } from '../../lang/iptables/canonical.js';
 import { editScriptBy, type Edit } from '../sequence.js';
@@ -62,7 +64,7 @@ export class RuleState {
     try {
       return this.facts.of(this.spec);
     } catch (e) {
-      if (e instanceof TokenizeError || e instanceof RuleParseError) throw new RulesReadError(this.line, `${e.message} (in: -A ... ${this.spec})`);
+      if (isKpcError(e, 'previous.unreadable')) throw lineError(this.line, `${e.message} (in: -A ... ${this.spec})`);
       throw e;
     }
   }
@@ -113,7 +115,7 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
     let line = lines[n]!.trim();
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
-      if (open !== undefined) throw new RulesReadError(n + 1, `table ${line.slice(1)} starts before COMMIT of table ${open}`);
+      if (open !== undefined) throw lineError(n + 1, `table ${line.slice(1)} starts before COMMIT of table ${open}`);
       open = line.slice(1);
       table = state.get(open as 'filter' | 'nat');
       continue;
@@ -139,7 +141,7 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
     chain.rules.push(new RuleState(m[2]!, facts, n + 1));
   }
   // A capture cut short would make the delta re-add rules the node already has.
-  if (open !== undefined) throw new RulesReadError(lines.length, `table ${open} has no COMMIT (a truncated file?)`);
+  if (open !== undefined) throw lineError(lines.length, `table ${open} has no COMMIT (a truncated file?)`);
   return state;
 }
 

@@ -13,9 +13,8 @@
  */
 
 import { formatIP, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
-import { LineReadError } from '../../lang/line-read-error.js';
+import { lineError } from '../../lang/line-error.js';
 
-export class AddressReadError extends LineReadError {}
 
 /** Canonical address → `address/prefix` as it should be given to `ip address`. */
 export type AddressSet = Map<string, string>;
@@ -43,7 +42,7 @@ export function readAddresses(text: string, family: IPFamily): AddressSet {
     const ip = slash >= 0 ? parseCIDR(word)?.cidr.ip : parseIP(word)?.ip;
     // parseCIDR masks to the network: take the address itself from the part before the slash.
     const addr = slash >= 0 ? parseIP(word.slice(0, slash))?.ip : ip;
-    if (!ip || !addr) throw new AddressReadError(k + 1, `${JSON.stringify(word)} is not an address`);
+    if (!ip || !addr) throw lineError(k + 1, `${JSON.stringify(word)} is not an address`);
     if (addr.family !== family) continue;
     const prefix = slash >= 0 ? word.slice(slash + 1) : String(family === 'IPv4' ? 32 : 128);
     out.set(formatIP(addr), `${formatIP(addr)}/${prefix}`);

@@ -26,7 +26,7 @@
 
 import { IPVS_BUILTIN_JUMPS, jumpArgs } from '../../lang/iptables/chains.js';
 import { partsSection } from '../../emit/ipvs/apply-script.js';
-import { safeIP, safeSetName, UnsafeOutputError } from '../../emit/ipvs/safe-text.js';
+import { safeIP, safeSetName, unsafeOutput } from '../../emit/ipvs/safe-text.js';
 import type { IPFamily } from '../../net/ip.js';
 import { DELTA_MARKER } from './bundle-dir.js';
 import type { IpvsDelta } from './delta.js';
@@ -63,7 +63,7 @@ $1 == "-d" { if (($2 " " $3 " " $5) in cur_dst) print; next }
 
 function addressArg(text: string, family: IPFamily): string {
   const m = /^(.+)\/(\d{1,3})$/.exec(text);
-  if (!m) throw new UnsafeOutputError('kube-ipvs0 address', text);
+  if (!m) throw unsafeOutput('kube-ipvs0 address', text);
   return `${safeIP(m[1]!, family)}/${m[2]}`;
 }
 

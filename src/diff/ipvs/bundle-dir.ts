@@ -17,17 +17,16 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HEREDOC_TERMINATORS } from '../../emit/ipvs/apply-script.js';
 import { BUNDLE_FILES, type IpvsBundle } from '../../emit/ipvs/bundle.js';
+import { KpcError } from '../../errors.js';
 
 /** A line in every delta apply.sh kpc writes. */
 export const DELTA_MARKER = '# kpc-bundle: delta';
 
 export const PARTS: readonly (keyof IpvsBundle)[] = ['ipvsRules', 'ipsetRules', 'iptablesRules', 'addresses'];
 
-export class BundleReadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BundleReadError';
-  }
+/** A previous state that cannot be read as a bundle. */
+export function bundleReadError(message: string): KpcError {
+  return new KpcError('input', 'previous.unreadable', message);
 }
 
 export const CAPTURE_HINT =
@@ -38,13 +37,13 @@ function read(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new BundleReadError(`${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw bundleReadError(`${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
 }
 
 function refuseDelta(script: string, where: string): void {
   if (script.split('\n').includes(DELTA_MARKER)) {
-    throw new BundleReadError(`${where} is a delta bundle (kpc compile --previous): it holds changes, not a state; give the full bundle or the node's state`);
+    throw bundleReadError(`${where} is a delta bundle (kpc compile --previous): it holds changes, not a state; give the full bundle or the node's state`);
   }
 }
 
@@ -68,7 +67,7 @@ export function extractInlineBundle(script: string): IpvsBundle | undefined {
 export function bundleFromScript(script: string, where: string): IpvsBundle {
   refuseDelta(script, where);
   const inline = extractInlineBundle(script);
-  if (!inline) throw new BundleReadError(`${where} is neither a directory nor an apply.sh that kpc printed; give ${CAPTURE_HINT}`);
+  if (!inline) throw bundleReadError(`${where} is neither a directory nor an apply.sh that kpc printed; give ${CAPTURE_HINT}`);
   return inline;
 }
 
@@ -78,14 +77,14 @@ export function readBundleTexts(path: string): IpvsBundle {
   try {
     isDir = statSync(path).isDirectory();
   } catch (e) {
-    throw new BundleReadError(`${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw bundleReadError(`${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
   if (!isDir) return bundleFromScript(read(path), path);
   const script = join(path, BUNDLE_FILES.applyScript);
   if (existsSync(script)) refuseDelta(read(script), script);
   const missing = PARTS.filter((p) => !existsSync(join(path, BUNDLE_FILES[p])));
   if (missing.length > 0) {
-    throw new BundleReadError(`${path} has no ${missing.map((p) => BUNDLE_FILES[p]).join(', ')}; give ${CAPTURE_HINT}`);
+    throw bundleReadError(`${path} has no ${missing.map((p) => BUNDLE_FILES[p]).join(', ')}; give ${CAPTURE_HINT}`);
   }
   return {
     ipvsRules: read(join(path, BUNDLE_FILES.ipvsRules)),

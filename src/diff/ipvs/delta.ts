@@ -44,6 +44,7 @@ import { renderDelta } from '../iptables/delta.js';
 import { IPVS_CHAIN_POLICY } from './chains.js';
 import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
+import { KpcError } from '../../errors.js';
 
 export type RemovedRealServerPolicy = 'quiesce' | 'delete';
 export const REMOVED_REAL_SERVER_POLICIES: readonly RemovedRealServerPolicy[] = ['quiesce', 'delete'];
@@ -70,12 +71,11 @@ export interface IpvsDelta {
 }
 
 /** A set or server the delta cannot change in place. */
-export class IpvsDeltaError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'IpvsDeltaError';
-  }
+/** A previous state the delta cannot be written against (an entry that cannot be written back). */
+function deltaError(message: string): KpcError {
+  return new KpcError('input', 'previous.unreadable', message);
 }
+
 
 /**
  * Sets older kube-proxy releases created and current ones do not: destroyed when a previous
@@ -139,7 +139,7 @@ function ipvsDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDeltaO
 
 /** What ipset accepts in a file kpc writes: addresses, `proto:port`, CIDRs and commas. */
 function checkedEntry(set: string, entry: string): string {
-  if (!/^[0-9A-Fa-f.:,/a-z]{1,120}$/.test(entry)) throw new IpvsDeltaError(`ipset ${set}: cannot write the entry ${JSON.stringify(entry)} back`);
+  if (!/^[0-9A-Fa-f.:,/a-z]{1,120}$/.test(entry)) throw deltaError(`ipset ${set}: cannot write the entry ${JSON.stringify(entry)} back`);
   return entry;
 }
 
@@ -152,7 +152,7 @@ function ipsetDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDelta
     if (!want) continue;
     const have = prev.sets.get(name);
     if (have && (have.type !== want.type || have.family !== want.family)) {
-      throw new IpvsDeltaError(
+      throw deltaError(
         `ipset ${name} exists as ${have.type}${have.family ? ` family ${have.family}` : ''}, kube-proxy's is ${want.type}${want.family ? ` family ${want.family}` : ''}: ` +
           'it cannot be changed in place (destroy it, then load the full bundle)',
       );

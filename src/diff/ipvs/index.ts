@@ -12,9 +12,9 @@
  *   diffIpvsStates(prev, next, attribution)   `kpc diff`'s report, by Service port (report.ts)
  */
 
-export { readBundleTexts, bundleFromScript, extractInlineBundle, BundleReadError, DELTA_MARKER, CAPTURE_HINT } from './bundle-dir.js';
+export { readBundleTexts, bundleFromScript, extractInlineBundle, DELTA_MARKER, CAPTURE_HINT } from './bundle-dir.js';
 export { readNodeState, type IpvsNodeState } from './node-state.js';
-export { computeIpvsDelta, IpvsDeltaError, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
+export { computeIpvsDelta, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
 export { renderDeltaScript, type DeltaScriptOptions } from './apply-delta.js';
 export { attributionOf, diffIpvsStates, ipvsReportJSON, renderIpvsReport, type IpvsDiffReport } from './report.js';
 export { readIpvsTable, renderIpvsTable } from './ipvs-table.js';

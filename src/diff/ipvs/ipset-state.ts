@@ -12,7 +12,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP } from '../../net/ip.js';
-import { LineReadError } from '../../lang/line-read-error.js';
+import { lineError } from '../../lang/line-error.js';
 
 export interface IpsetSet {
   name: string;
@@ -27,7 +27,6 @@ export interface IpsetSet {
 
 export type IpsetState = Map<string, IpsetSet>;
 
-export class IpsetReadError extends LineReadError {}
 
 const IGNORED_CREATE_OPTIONS = new Set(['bucketsize', 'initval']);
 /** Create options that take no value. */
@@ -66,7 +65,7 @@ function stripExist(words: string[]): { words: string[]; exist: boolean } {
 
 function parseCreate(words: string[], lineNo: number): IpsetSet {
   const [, name, type, ...rest] = words;
-  if (!name || !type) throw new IpsetReadError(lineNo, 'create needs a name and a type');
+  if (!name || !type) throw lineError(lineNo, 'create needs a name and a type');
   const options: string[] = [];
   let family: string | undefined;
   for (let i = 0; i < rest.length; i++) {
@@ -76,7 +75,7 @@ function parseCreate(words: string[], lineNo: number): IpsetSet {
       continue;
     }
     const v = rest[++i];
-    if (v === undefined) throw new IpsetReadError(lineNo, `create option ${w} needs a value`);
+    if (v === undefined) throw lineError(lineNo, `create option ${w} needs a value`);
     if (w === 'family') family = v;
     else if (!IGNORED_CREATE_OPTIONS.has(w)) options.push(`${w} ${v}`);
   }
@@ -96,7 +95,7 @@ export function readIpsetState(text: string): IpsetState {
     const [cmd, name] = words;
     const need = (): IpsetSet => {
       const s = name !== undefined ? sets.get(name) : undefined;
-      if (!s) throw new IpsetReadError(lineNo, `${cmd}: no set ${JSON.stringify(name)}`);
+      if (!s) throw lineError(lineNo, `${cmd}: no set ${JSON.stringify(name)}`);
       return s;
     };
     switch (cmd) {
@@ -106,7 +105,7 @@ export function readIpsetState(text: string): IpsetState {
         const set = parseCreate(['create', ...words.slice(1)], lineNo);
         const old = sets.get(set.name);
         if (old) {
-          if (!exist || old.type !== set.type || old.family !== set.family) throw new IpsetReadError(lineNo, `set ${set.name} is created twice`);
+          if (!exist || old.type !== set.type || old.family !== set.family) throw lineError(lineNo, `set ${set.name} is created twice`);
           break;
         }
         sets.set(set.name, set);
@@ -120,13 +119,13 @@ export function readIpsetState(text: string): IpsetState {
       case 'd': {
         const set = need();
         const entry = words[2];
-        if (entry === undefined) throw new IpsetReadError(lineNo, `${cmd} needs an entry`);
+        if (entry === undefined) throw lineError(lineNo, `${cmd} needs an entry`);
         const key = canonicalEntry(set.type, entry);
         if (cmd === 'add' || cmd === '-A' || cmd === 'a') {
-          if (set.entries.has(key) && !exist) throw new IpsetReadError(lineNo, `entry ${entry} is added to ${set.name} twice`);
+          if (set.entries.has(key) && !exist) throw lineError(lineNo, `entry ${entry} is added to ${set.name} twice`);
           if (!set.entries.has(key)) set.entries.set(key, entry);
         } else {
-          if (!set.entries.delete(key) && !exist) throw new IpsetReadError(lineNo, `entry ${entry} of ${set.name} does not exist`);
+          if (!set.entries.delete(key) && !exist) throw lineError(lineNo, `entry ${entry} of ${set.name} does not exist`);
         }
         break;
       }
@@ -140,14 +139,14 @@ export function readIpsetState(text: string): IpsetState {
       case 'x':
       case '-X':
         if (name === undefined) sets.clear();
-        else if (!sets.delete(name)) throw new IpsetReadError(lineNo, `destroy: no set ${JSON.stringify(name)}`);
+        else if (!sets.delete(name)) throw lineError(lineNo, `destroy: no set ${JSON.stringify(name)}`);
         break;
       case 'swap':
       case 'w':
       case '-W': {
         const a = need();
         const b = sets.get(words[2] ?? '');
-        if (!b) throw new IpsetReadError(lineNo, `swap: no set ${JSON.stringify(words[2])}`);
+        if (!b) throw lineError(lineNo, `swap: no set ${JSON.stringify(words[2])}`);
         sets.set(a.name, { ...b, name: a.name });
         sets.set(b.name, { ...a, name: b.name });
         break;
@@ -157,13 +156,13 @@ export function readIpsetState(text: string): IpsetState {
       case '-E': {
         const a = need();
         const to = words[2];
-        if (to === undefined || sets.has(to)) throw new IpsetReadError(lineNo, `rename: bad target ${JSON.stringify(to)}`);
+        if (to === undefined || sets.has(to)) throw lineError(lineNo, `rename: bad target ${JSON.stringify(to)}`);
         sets.delete(a.name);
         sets.set(to, { ...a, name: to });
         break;
       }
       default:
-        throw new IpsetReadError(lineNo, `unknown ipset command ${JSON.stringify(cmd)}`);
+        throw lineError(lineNo, `unknown ipset command ${JSON.stringify(cmd)}`);
     }
   }
   return sets;

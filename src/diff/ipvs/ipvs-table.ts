@@ -15,7 +15,7 @@
  */
 
 import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import { LineReadError } from '../../lang/line-read-error.js';
+import { lineError } from '../../lang/line-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
 export type ForwardingMethod = 'm' | 'g' | 'i';
@@ -57,7 +57,6 @@ export interface IpvsTable {
   timeouts?: string;
 }
 
-export class IpvsReadError extends LineReadError {}
 
 const SERVICE_OPTIONS: Readonly<Record<string, IpvsProtocol | 'FWM'>> = {
   '-t': 'TCP',
@@ -96,10 +95,10 @@ const FLAG_OPTIONS = new Set(['-m', '--masquerading', '-g', '--gatewaying', '-i'
 function hostPort(text: string, lineNo: number, what: string): { ip: string; port?: number; family: IPFamily } {
   const m = /^\[([^\]]+)\](?::(.*))?$/.exec(text) ?? /^([^:]+)(?::(.*))?$/.exec(text);
   const parsed = m ? parseIP(m[1]!) : undefined;
-  if (!m || !parsed) throw new IpvsReadError(lineNo, `${what} ${JSON.stringify(text)} is not ADDRESS:PORT (IPv6 as [ADDRESS]:PORT)`);
+  if (!m || !parsed) throw lineError(lineNo, `${what} ${JSON.stringify(text)} is not ADDRESS:PORT (IPv6 as [ADDRESS]:PORT)`);
   if (m[2] === undefined) return { ip: formatIP(parsed.ip), family: parsed.ip.family };
   if (!/^\d{1,5}$/.test(m[2]) || Number(m[2]) > 65535) {
-    throw new IpvsReadError(lineNo, `${what} ${JSON.stringify(text)}: the port must be a number (use ipvsadm-save -n)`);
+    throw lineError(lineNo, `${what} ${JSON.stringify(text)}: the port must be a number (use ipvsadm-save -n)`);
   }
   return { ip: formatIP(parsed.ip), port: Number(m[2]), family: parsed.ip.family };
 }
@@ -129,7 +128,7 @@ interface Parsed {
 
 function parseLine(words: string[], lineNo: number): Parsed {
   const command = COMMANDS[words[0]!];
-  if (command === undefined) throw new IpvsReadError(lineNo, `unknown command ${JSON.stringify(words[0])} (expected -A, -E, -D, -a, -e, -d, -C or --set)`);
+  if (command === undefined) throw lineError(lineNo, `unknown command ${JSON.stringify(words[0])} (expected -A, -E, -D, -a, -e, -d, -C or --set)`);
   const out: Parsed = { command, options: new Map() };
   if (command === 'set') {
     out.options.set('--set', words.slice(1).join(' '));
@@ -140,13 +139,13 @@ function parseLine(words: string[], lineNo: number): Parsed {
     const svc = SERVICE_OPTIONS[w];
     if (svc !== undefined) {
       const v = words[++i];
-      if (v === undefined) throw new IpvsReadError(lineNo, `${w} needs a value`);
+      if (v === undefined) throw lineError(lineNo, `${w} needs a value`);
       if (svc === 'FWM') {
-        if (!/^\d+$/.test(v)) throw new IpvsReadError(lineNo, `fwmark ${JSON.stringify(v)} is not a number`);
+        if (!/^\d+$/.test(v)) throw lineError(lineNo, `fwmark ${JSON.stringify(v)} is not a number`);
         out.service = { key: `fwmark:${Number(v)}`, args: `-f ${Number(v)}`, fwmark: Number(v) };
       } else {
         const hp = hostPort(v, lineNo, 'virtual server');
-        if (hp.port === undefined) throw new IpvsReadError(lineNo, `virtual server ${JSON.stringify(v)} has no port`);
+        if (hp.port === undefined) throw lineError(lineNo, `virtual server ${JSON.stringify(v)} has no port`);
         out.service = { key: virtualServerKeyOf(svc, hp.ip, hp.port), args: serviceArgsOf(svc, hp.ip, hp.port), protocol: svc, ip: hp.ip, port: hp.port, family: hp.family };
       }
       continue;
@@ -163,7 +162,7 @@ function parseLine(words: string[], lineNo: number): Parsed {
     }
     if (VALUE_OPTIONS.has(w)) {
       const v = words[++i];
-      if (v === undefined) throw new IpvsReadError(lineNo, `${w} needs a value`);
+      if (v === undefined) throw lineError(lineNo, `${w} needs a value`);
       out.options.set(canonicalOption(w), v);
       continue;
     }
@@ -171,9 +170,9 @@ function parseLine(words: string[], lineNo: number): Parsed {
       out.options.set(canonicalOption(w), true);
       continue;
     }
-    throw new IpvsReadError(lineNo, `unknown option ${JSON.stringify(w)}`);
+    throw lineError(lineNo, `unknown option ${JSON.stringify(w)}`);
   }
-  if (command !== 'C' && !out.service) throw new IpvsReadError(lineNo, 'no virtual service (-t, -u, --sctp-service or -f)');
+  if (command !== 'C' && !out.service) throw lineError(lineNo, 'no virtual service (-t, -u, --sctp-service or -f)');
   return out;
 }
 
@@ -229,7 +228,7 @@ function buildVirtualServer(p: Parsed): IpvsVirtualServer {
 
 function buildRealServer(p: Parsed, vs: IpvsVirtualServer, lineNo: number): IpvsRealServer {
   const r = p.options.get('-r');
-  if (typeof r !== 'string') throw new IpvsReadError(lineNo, 'no real server (-r)');
+  if (typeof r !== 'string') throw lineError(lineNo, 'no real server (-r)');
   const hp = hostPort(r, lineNo, 'real server');
   const m = method(p.options);
   // ipvsadm forces the virtual server's port on -a/-e for direct routing and tunnels (and when
@@ -237,7 +236,7 @@ function buildRealServer(p: Parsed, vs: IpvsVirtualServer, lineNo: number): Ipvs
   const forced = p.command !== 'd' && m !== 'm';
   const port = !forced && hp.port !== undefined ? hp.port : (vs.port ?? hp.port ?? 0);
   const w = p.options.get('-w');
-  if (w !== undefined && (typeof w !== 'string' || !/^\d+$/.test(w))) throw new IpvsReadError(lineNo, `weight ${JSON.stringify(w)} is not a number`);
+  if (w !== undefined && (typeof w !== 'string' || !/^\d+$/.test(w))) throw lineError(lineNo, `weight ${JSON.stringify(w)} is not a number`);
   return { address: joinAddress(hp.ip, port), ip: hp.ip, port, method: m, weight: w === undefined ? 1 : Number(w) };
 }
 
@@ -259,28 +258,28 @@ export function readIpvsTable(text: string): IpvsTable {
         vsMap.clear();
         break;
       case 'A': {
-        if (vsMap.has(p.service!.key)) throw new IpvsReadError(lineNo, `virtual server ${p.service!.args} is added twice`);
+        if (vsMap.has(p.service!.key)) throw lineError(lineNo, `virtual server ${p.service!.args} is added twice`);
         vsMap.set(p.service!.key, buildVirtualServer(p));
         break;
       }
       case 'E': {
         const old = vsMap.get(p.service!.key);
-        if (!old) throw new IpvsReadError(lineNo, `-E of a virtual server that does not exist (${p.service!.args})`);
+        if (!old) throw lineError(lineNo, `-E of a virtual server that does not exist (${p.service!.args})`);
         vsMap.set(p.service!.key, { ...buildVirtualServer(p), realServers: old.realServers });
         break;
       }
       case 'D':
-        if (!vsMap.delete(p.service!.key)) throw new IpvsReadError(lineNo, `-D of a virtual server that does not exist (${p.service!.args})`);
+        if (!vsMap.delete(p.service!.key)) throw lineError(lineNo, `-D of a virtual server that does not exist (${p.service!.args})`);
         break;
       case 'a':
       case 'e':
       case 'd': {
         const vs = vsMap.get(p.service!.key);
-        if (!vs) throw new IpvsReadError(lineNo, `real server of a virtual server that does not exist (${p.service!.args})`);
+        if (!vs) throw lineError(lineNo, `real server of a virtual server that does not exist (${p.service!.args})`);
         const rs = buildRealServer(p, vs, lineNo);
         const exists = vs.realServers.has(rs.address);
-        if (p.command === 'a' && exists) throw new IpvsReadError(lineNo, `real server ${rs.address} of ${vs.args} is added twice`);
-        if (p.command !== 'a' && !exists) throw new IpvsReadError(lineNo, `real server ${rs.address} of ${vs.args} does not exist`);
+        if (p.command === 'a' && exists) throw lineError(lineNo, `real server ${rs.address} of ${vs.args} is added twice`);
+        if (p.command !== 'a' && !exists) throw lineError(lineNo, `real server ${rs.address} of ${vs.args} does not exist`);
         if (p.command === 'd') vs.realServers.delete(rs.address);
         else vs.realServers.set(rs.address, rs);
         break;

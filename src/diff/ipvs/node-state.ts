@@ -8,12 +8,11 @@
 import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
 import type { IPFamily } from '../../net/ip.js';
-import { RulesReadError } from '../../lang/iptables/read.js';
 import { readState, type IptablesState, type RuleFacts } from '../iptables/state.js';
-import { AddressReadError, readAddresses, type AddressSet } from './addresses.js';
-import { BundleReadError } from './bundle-dir.js';
-import { IpsetReadError, readIpsetState, type IpsetState } from './ipset-state.js';
-import { IpvsReadError, readIpvsTable, type IpvsTable } from './ipvs-table.js';
+import { readAddresses, type AddressSet } from './addresses.js';
+import { isKpcError } from '../../errors.js';
+import { readIpsetState, type IpsetState } from './ipset-state.js';
+import { readIpvsTable, type IpvsTable } from './ipvs-table.js';
 
 export interface IpvsNodeState {
   family: IPFamily;
@@ -26,20 +25,20 @@ export interface IpvsNodeState {
 
 /** Read the four parts; `where` names the source in error messages (a directory or a script). */
 export function readNodeState(bundle: IpvsBundle, family: IPFamily, facts: RuleFacts, where = ''): IpvsNodeState {
-  const at = (file: string, line: number, detail: string) => new BundleReadError(`${where ? `${where}/` : ''}${file}:${line}: ${detail}`);
-  try {
-    return {
-      family,
-      ipvs: readIpvsTable(bundle.ipvsRules),
-      sets: readIpsetState(bundle.ipsetRules),
-      iptables: readState(bundle.iptablesRules, facts),
-      addresses: readAddresses(bundle.addresses, family),
-    };
-  } catch (e) {
-    if (e instanceof IpvsReadError) throw at(BUNDLE_FILES.ipvsRules, e.line, e.detail);
-    if (e instanceof IpsetReadError) throw at(BUNDLE_FILES.ipsetRules, e.line, e.detail);
-    if (e instanceof RulesReadError) throw at(BUNDLE_FILES.iptablesRules, e.line, e.detail);
-    if (e instanceof AddressReadError) throw at(BUNDLE_FILES.addresses, e.line, e.detail);
-    throw e;
-  }
+  /** Each part read on its own, so that a line problem names its file. */
+  const part = <T>(file: string, read: () => T): T => {
+    try {
+      return read();
+    } catch (e) {
+      if (isKpcError(e, 'previous.unreadable')) throw e.inFile(`${where ? `${where}/` : ''}${file}`);
+      throw e;
+    }
+  };
+  return {
+    family,
+    ipvs: part(BUNDLE_FILES.ipvsRules, () => readIpvsTable(bundle.ipvsRules)),
+    sets: part(BUNDLE_FILES.ipsetRules, () => readIpsetState(bundle.ipsetRules)),
+    iptables: part(BUNDLE_FILES.iptablesRules, () => readState(bundle.iptablesRules, facts)),
+    addresses: part(BUNDLE_FILES.addresses, () => readAddresses(bundle.addresses, family)),
+  };
 }

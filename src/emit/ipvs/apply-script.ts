@@ -31,7 +31,7 @@
 import type { IPFamily } from '../../net/ip.js';
 import { IPVS_BUILTIN_JUMPS, jumpArgs } from '../../lang/iptables/chains.js';
 import { BUNDLE_FILES, type IpvsBundle } from './bundle.js';
-import { safeCIDR, safeHeredocLine, UnsafeOutputError } from './safe-text.js';
+import { safeCIDR, safeHeredocLine, unsafeOutput } from './safe-text.js';
 
 export interface ApplyScriptOptions {
   /** Embed the four files (the script alone is the output); else read them next to the script. */
@@ -58,11 +58,11 @@ const PARTS: readonly (keyof IpvsBundle)[] = ['ipvsRules', 'ipsetRules', 'iptabl
 /** `cat > "$dir/FILE" <<'TERMINATOR'` … : one part of the bundle embedded in a script. */
 export function heredoc(part: keyof IpvsBundle, content: string): string {
   const terminator = HEREDOC_TERMINATORS[part];
-  if (content !== '' && !content.endsWith('\n')) throw new UnsafeOutputError(`${BUNDLE_FILES[part]} (no final newline)`, content.slice(-40));
+  if (content !== '' && !content.endsWith('\n')) throw unsafeOutput(`${BUNDLE_FILES[part]} (no final newline)`, content.slice(-40));
   const lines = content === '' ? [] : content.slice(0, -1).split('\n');
   for (const line of lines) {
     safeHeredocLine(line);
-    if (line === terminator) throw new UnsafeOutputError('line equal to the here-document terminator', line);
+    if (line === terminator) throw unsafeOutput('line equal to the here-document terminator', line);
   }
   return `cat > "$dir/${BUNDLE_FILES[part]}" <<'${terminator}'\n${content}${terminator}\n`;
 }

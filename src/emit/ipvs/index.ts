@@ -17,11 +17,6 @@
  *       everything `-o DIR` writes (apply.sh mode 0o755), in a fixed order.
  *   syncIpvs(ir) → IpvsState        the same sync as data (virtual servers, set entries, ...),
  *                                   for `explain`/`trace`/`diff`.
- *
- * Wiring sketch for compile.ts:
- *   const bundle = emitIpvs(ir, { standalone });
- *   if (output) for (const f of bundleFiles(ir, { standalone })) write `${output}/${f.name}`
- *   else io.stdout([renderApplyScript(bundle, applyScriptOptions(ir, { inline: true, standalone }))]);
  */
 
 import type { ProxyIR } from '../../ir/model.js';

@@ -20,7 +20,7 @@
 import type { Protocol, ProxyKnobs } from '../../ir/model.js';
 import type { IP, IPFamily } from '../../net/ip.js';
 import { compareIPValues, glibcMergeSort } from './order.js';
-import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, UnsafeOutputError } from './safe-text.js';
+import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, unsafeOutput } from './safe-text.js';
 import type { IpvsState, RealServer, VirtualServer } from './state.js';
 
 const PROTOCOL_NUMBER: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
@@ -98,7 +98,7 @@ export function serviceLine(vs: VirtualServer, family: IPFamily): string {
   let line = `-A ${serviceArgs(vs, family)} -s ${safeScheduler(vs.scheduler)}`;
   if (vs.persistenceTimeout !== undefined) line += ` -p ${safeSeconds(vs.persistenceTimeout)}`;
   if (vs.schedFlags !== undefined) {
-    if (vs.schedFlags !== 'mh-port') throw new UnsafeOutputError('scheduler flags', vs.schedFlags);
+    if (vs.schedFlags !== 'mh-port') throw unsafeOutput('scheduler flags', vs.schedFlags);
     line += ` -b ${vs.schedFlags}`;
   }
   return line;

@@ -21,13 +21,14 @@
 import { parseAddressSpec } from './address.js';
 import type { Match, PortRange, Target } from './model.js';
 import type { Token } from './tokenize.js';
+import { KpcError } from '../../errors.js';
 
-export class RuleParseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RuleParseError';
-  }
+/** A rule text iptables-restore would refuse; the reader that knows the line adds it (KpcError.atLine). */
+function syntaxError(message: string): KpcError {
+  return new KpcError('input', 'previous.unreadable', message);
 }
+
+
 
 interface OptionOcc {
   name: string;
@@ -95,12 +96,12 @@ export function parseRuleArgs(tokens: readonly Token[], isChain: (name: string) 
   while (i < tokens.length) {
     const tok = tokens[i]!;
     if (!tok.quoted && tok.text === '!') {
-      if (pendingNegation) throw new RuleParseError('"!" twice in a row');
+      if (pendingNegation) throw syntaxError('"!" twice in a row');
       pendingNegation = true;
       i++;
       continue;
     }
-    if (!isOptionToken(tok)) throw new RuleParseError(`unexpected argument "${tok.text}"`);
+    if (!isOptionToken(tok)) throw syntaxError(`unexpected argument "${tok.text}"`);
     let core: string | undefined;
     let longName: string | undefined;
     if (tok.text.startsWith('--')) {
@@ -108,7 +109,7 @@ export function parseRuleArgs(tokens: readonly Token[], isChain: (name: string) 
       core = CORE_LONG[longName];
     } else {
       core = CORE_SHORT[tok.text];
-      if (core === undefined) throw new RuleParseError(`unknown option "${tok.text}"`);
+      if (core === undefined) throw syntaxError(`unknown option "${tok.text}"`);
     }
     i++;
     const negated = pendingNegation;
@@ -116,7 +117,7 @@ export function parseRuleArgs(tokens: readonly Token[], isChain: (name: string) 
 
     if (core === 'match') {
       const name = tokens[i]?.text;
-      if (name === undefined) throw new RuleParseError('-m needs a module name');
+      if (name === undefined) throw syntaxError('-m needs a module name');
       i++;
       const block: Block = { module: name.toLowerCase(), options: [] };
       blocks.push(block);
@@ -125,8 +126,8 @@ export function parseRuleArgs(tokens: readonly Token[], isChain: (name: string) 
     }
     if (core === 'jump' || core === 'goto') {
       const name = tokens[i]?.text;
-      if (name === undefined) throw new RuleParseError(`${tok.text} needs a target`);
-      if (targetName !== undefined) throw new RuleParseError('more than one target');
+      if (name === undefined) throw syntaxError(`${tok.text} needs a target`);
+      if (targetName !== undefined) throw syntaxError('more than one target');
       i++;
       targetName = name;
       goto = core === 'goto';
@@ -163,14 +164,14 @@ export function parseRuleArgs(tokens: readonly Token[], isChain: (name: string) 
     }
     if (current.module === '') {
       // `-p tcp --dport 80` without `-m tcp`: iptables loads the protocol's module implicitly.
-      if (protocolModule === undefined) throw new RuleParseError(`option "--${optionName}" outside any module`);
+      if (protocolModule === undefined) throw syntaxError(`option "--${optionName}" outside any module`);
       const block: Block = { module: protocolModule, options: [] };
       blocks.push(block);
       current = block;
     }
     current.options.push(occ);
   }
-  if (pendingNegation) throw new RuleParseError('"!" at the end of the rule');
+  if (pendingNegation) throw syntaxError('"!" at the end of the rule');
 
   const matches: Match[] = [];
   let comment: string | undefined;
@@ -195,7 +196,7 @@ function protocolName(text: string): string {
 
 function one(occ: OptionOcc): string {
   const v = occ.values[0];
-  if (v === undefined || occ.values.length !== 1) throw new RuleParseError(`--${occ.name} needs exactly one value`);
+  if (v === undefined || occ.values.length !== 1) throw syntaxError(`--${occ.name} needs exactly one value`);
   return v;
 }
 
@@ -205,10 +206,10 @@ function coreMatch(occ: OptionOcc): Match[] {
     case 'destination': {
       const text = one(occ);
       const parts = text.split(',');
-      if (parts.length > 1 && occ.negated) throw new RuleParseError('"!" is not allowed with several addresses');
+      if (parts.length > 1 && occ.negated) throw syntaxError('"!" is not allowed with several addresses');
       const addresses = parts.map((p) => {
         const a = parseAddressSpec(p);
-        if (!a) throw new RuleParseError(`"${p}" is not an address or network`);
+        if (!a) throw syntaxError(`"${p}" is not an address or network`);
         return a;
       });
       return [{ kind: 'address', which: occ.name, negated: occ.negated, addresses }];
@@ -221,14 +222,14 @@ function coreMatch(occ: OptionOcc): Match[] {
     case 'fragment':
       return [{ kind: 'fragment', negated: occ.negated }];
     default:
-      throw new RuleParseError(`unknown option "--${occ.name}"`);
+      throw syntaxError(`unknown option "--${occ.name}"`);
   }
 }
 
 function parsePort(text: string): number {
-  if (!/^\d{1,5}$/.test(text)) throw new RuleParseError(`"${text}" is not a port number`);
+  if (!/^\d{1,5}$/.test(text)) throw syntaxError(`"${text}" is not a port number`);
   const n = Number(text);
-  if (n > 65535) throw new RuleParseError(`port ${n} is out of range`);
+  if (n > 65535) throw syntaxError(`port ${n} is out of range`);
   return n;
 }
 
@@ -246,7 +247,7 @@ function parsePortRange(text: string): PortRange {
 
 function parseNumber(text: string): number {
   const n = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text, 16) : /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isFinite(n) || n > 0xffffffff) throw new RuleParseError(`"${text}" is not a 32-bit number`);
+  if (!Number.isFinite(n) || n > 0xffffffff) throw syntaxError(`"${text}" is not a 32-bit number`);
   return n >>> 0;
 }
 
@@ -289,7 +290,7 @@ function moduleMatches(block: Block): Match[] {
         } else if (block.module === 'tcp' && o.name === 'syn') {
           out.push({ kind: 'tcp-flags', negated: o.negated, mask: ['SYN', 'RST', 'ACK', 'FIN'], comp: ['SYN'] });
         } else if (block.module === 'tcp' && o.name === 'tcp-flags') {
-          if (o.values.length !== 2) throw new RuleParseError('--tcp-flags needs MASK and COMP');
+          if (o.values.length !== 2) throw syntaxError('--tcp-flags needs MASK and COMP');
           const flags = (s: string) => (s.toUpperCase() === 'NONE' ? [] : s.toUpperCase() === 'ALL' ? ['SYN', 'ACK', 'FIN', 'RST', 'URG', 'PSH'] : s.toUpperCase().split(','));
           out.push({ kind: 'tcp-flags', negated: o.negated, mask: flags(o.values[0]!), comp: flags(o.values[1]!) });
         } else {
@@ -343,7 +344,7 @@ function moduleMatches(block: Block): Match[] {
       if (!mode || one(mode) !== 'random' || !prob || opts.length !== 2) return [unsupported(block)];
       const text = one(prob);
       const p = Number(text);
-      if (!/^\d*\.?\d+$/.test(text) || !(p >= 0 && p <= 1)) throw new RuleParseError(`"${text}" is not a probability`);
+      if (!/^\d*\.?\d+$/.test(text) || !(p >= 0 && p <= 1)) throw syntaxError(`"${text}" is not a probability`);
       return [{ kind: 'random', negated: prob.negated || mode.negated, probability: p, text }];
     }
     case 'recent': {
@@ -394,7 +395,7 @@ function moduleMatches(block: Block): Match[] {
         const [a, b] = one(o).split('-');
         const from = a !== undefined ? parseAddressSpec(a) : undefined;
         const to = b !== undefined ? parseAddressSpec(b) : from;
-        if (!from || !to) throw new RuleParseError(`"${one(o)}" is not an address range`);
+        if (!from || !to) throw syntaxError(`"${one(o)}" is not an address range`);
         out.push({ kind: 'iprange', which: o.name === 'src-range' ? 'source' : 'destination', negated: o.negated, from, to });
       }
       return out;
@@ -434,7 +435,7 @@ function parseNatTo(text: string): { ip?: string; port?: number } {
 
 function parseTarget(name: string, goto: boolean, opts: OptionOcc[], isChain: (name: string) => boolean): Target {
   if (goto || isChain(name) || !TARGET_EXTENSIONS.has(name)) {
-    if (opts.length > 0) throw new RuleParseError(`options after a jump to chain ${name}`);
+    if (opts.length > 0) throw syntaxError(`options after a jump to chain ${name}`);
     return { kind: 'chain', chain: name, goto };
   }
   const get = (n: string) => opts.find((o) => o.name === n);
@@ -442,7 +443,7 @@ function parseTarget(name: string, goto: boolean, opts: OptionOcc[], isChain: (n
     case 'ACCEPT':
     case 'DROP':
     case 'RETURN':
-      if (opts.length > 0) throw new RuleParseError(`${name} takes no options`);
+      if (opts.length > 0) throw syntaxError(`${name} takes no options`);
       return { kind: name };
     case 'REJECT': {
       const w = get('reject-with');
@@ -461,7 +462,7 @@ function parseTarget(name: string, goto: boolean, opts: OptionOcc[], isChain: (n
       return { kind: 'MASQUERADE', options: optionTexts(opts) };
     case 'MARK': {
       const mark = markOperation(opts);
-      if (!mark) throw new RuleParseError(`MARK ${optionTexts(opts).join(' ')} is not understood`);
+      if (!mark) throw syntaxError(`MARK ${optionTexts(opts).join(' ')} is not understood`);
       return { kind: 'MARK', ...mark, text: optionTexts(opts).join(' ') };
     }
     case 'CONNMARK': {

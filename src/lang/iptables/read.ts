@@ -18,16 +18,16 @@
 
 import type { Chain, Rule, RuleSet, Table } from './model.js';
 import { isBuiltinChain } from './chains.js';
-import { parseRuleArgs, RuleParseError } from './parse-rule.js';
-import { tokenize, TokenizeError, type Token } from './tokenize.js';
-import { LineReadError } from '../line-read-error.js';
+import { parseRuleArgs } from './parse-rule.js';
+import { tokenize, type Token } from './tokenize.js';
+import { isKpcError } from '../../errors.js';
+import { lineError } from '../line-error.js';
 
-export class RulesReadError extends LineReadError {}
 
 const MAX_TEXT_BYTES = 256 * 1024 * 1024;
 
 export function readRules(text: string): RuleSet {
-  if (text.length > MAX_TEXT_BYTES) throw new RulesReadError(0, 'the rules text is too large');
+  if (text.length > MAX_TEXT_BYTES) throw lineError(0, 'the rules text is too large');
   const tables = new Map<string, Table>();
   const warnings: string[] = [];
   let table: Table | undefined;
@@ -36,7 +36,7 @@ export function readRules(text: string): RuleSet {
   const chainOf = (t: Table, name: string, lineNo: number, create: boolean): Chain => {
     let chain = t.chains.get(name);
     if (!chain) {
-      if (!create) throw new RulesReadError(lineNo, `chain ${name} does not exist in table ${t.name}`);
+      if (!create) throw lineError(lineNo, `chain ${name} does not exist in table ${t.name}`);
       const builtin = isBuiltinChain(t.name, name);
       if (!builtin) warnings.push(`line ${lineNo}: chain ${name} was used without a declaration in table ${t.name}`);
       chain = { name, builtin, policy: builtin ? 'ACCEPT' : '-', rules: [], line: 0 };
@@ -50,21 +50,21 @@ export function readRules(text: string): RuleSet {
     let line = lines[n]!.replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
-      if (table) throw new RulesReadError(lineNo, `table ${line.slice(1)} starts before COMMIT of table ${table.name}`);
+      if (table) throw lineError(lineNo, `table ${line.slice(1)} starts before COMMIT of table ${table.name}`);
       const name = line.slice(1).trim();
-      if (!/^[a-z]+$/.test(name)) throw new RulesReadError(lineNo, `"${name}" is not a table name`);
+      if (!/^[a-z]+$/.test(name)) throw lineError(lineNo, `"${name}" is not a table name`);
       table = tables.get(name) ?? { name, chains: new Map() };
       tables.set(name, table);
       continue;
     }
-    if (!table) throw new RulesReadError(lineNo, 'a rule or chain outside a table (no *filter / *nat line before it)');
+    if (!table) throw lineError(lineNo, 'a rule or chain outside a table (no *filter / *nat line before it)');
     if (line === 'COMMIT') {
       table = undefined;
       continue;
     }
     if (line.startsWith(':')) {
       const m = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/.exec(line);
-      if (!m) throw new RulesReadError(lineNo, `"${line}" is not a chain line (:CHAIN POLICY [packets:bytes])`);
+      if (!m) throw lineError(lineNo, `"${line}" is not a chain line (:CHAIN POLICY [packets:bytes])`);
       const name = m[1]!;
       const builtin = isBuiltinChain(table.name, name);
       const existing = table.chains.get(name);
@@ -80,7 +80,7 @@ export function readRules(text: string): RuleSet {
     try {
       tokens = tokenize(line);
     } catch (e) {
-      if (e instanceof TokenizeError) throw new RulesReadError(lineNo, e.message);
+      if (isKpcError(e, 'previous.unreadable')) throw e.atLine(lineNo);
       throw e;
     }
     const cmd = tokens[0]?.text ?? '';
@@ -90,7 +90,7 @@ export function readRules(text: string): RuleSet {
       case '--append':
       case '-I':
       case '--insert': {
-        if (arg === undefined) throw new RulesReadError(lineNo, `${cmd} needs a chain`);
+        if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
         const chain = chainOf(table, arg, lineNo, true);
         let rest = tokens.slice(2);
         let position = chain.rules.length;
@@ -108,7 +108,7 @@ export function readRules(text: string): RuleSet {
         try {
           parsed = parseRuleArgs(rest, (name) => t.chains.has(name));
         } catch (e) {
-          if (e instanceof RuleParseError) throw new RulesReadError(lineNo, `${e.message} (in: ${line})`);
+          if (isKpcError(e, 'previous.unreadable')) throw lineError(lineNo, `${e.message} (in: ${line})`);
           throw e;
         }
         const rule: Rule = { table: table.name, chain: chain.name, index: 0, line: lineNo, spec, ...parsed };
@@ -126,7 +126,7 @@ export function readRules(text: string): RuleSet {
       }
       case '-N':
       case '--new-chain': {
-        if (arg === undefined) throw new RulesReadError(lineNo, `${cmd} needs a chain`);
+        if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
         if (!table.chains.has(arg)) table.chains.set(arg, { name: arg, builtin: false, policy: '-', rules: [], line: lineNo });
         break;
       }
@@ -148,16 +148,16 @@ export function readRules(text: string): RuleSet {
       case '-P':
       case '--policy': {
         const policy = tokens[2]?.text;
-        if (arg === undefined || policy === undefined) throw new RulesReadError(lineNo, `${cmd} needs a chain and a policy`);
+        if (arg === undefined || policy === undefined) throw lineError(lineNo, `${cmd} needs a chain and a policy`);
         const chain = chainOf(table, arg, lineNo, true);
-        if (!chain.builtin) throw new RulesReadError(lineNo, `-P ${arg}: only built-in chains have a policy`);
+        if (!chain.builtin) throw lineError(lineNo, `-P ${arg}: only built-in chains have a policy`);
         chain.policy = policy;
         break;
       }
       default:
-        throw new RulesReadError(lineNo, `"${line.length > 60 ? line.slice(0, 60) + '...' : line}" is not an iptables-restore line`);
+        throw lineError(lineNo, `"${line.length > 60 ? line.slice(0, 60) + '...' : line}" is not an iptables-restore line`);
     }
   }
-  if (table) throw new RulesReadError(lines.length, `table ${table.name} has no COMMIT`);
+  if (table) throw lineError(lines.length, `table ${table.name} has no COMMIT`);
   return { tables, warnings };
 }

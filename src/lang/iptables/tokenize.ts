@@ -5,18 +5,20 @@
  * character literal (so `\"` is a quote). Single quotes are ordinary characters.
  */
 
+import { KpcError } from '../../errors.js';
+
+/** A rule text iptables-restore would refuse; the reader that knows the line adds it (KpcError.atLine). */
+function syntaxError(message: string): KpcError {
+  return new KpcError('input', 'previous.unreadable', message);
+}
+
+
 export interface Token {
   text: string;
   /** Some part of it was inside double quotes: it is a value, never an option. */
   quoted: boolean;
 }
 
-export class TokenizeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TokenizeError';
-  }
-}
 
 export function tokenize(line: string): Token[] {
   // Most lines have no quotes: split them directly.
@@ -64,7 +66,7 @@ export function tokenize(line: string): Token[] {
     buf += ch;
     started = true;
   }
-  if (inQuote) throw new TokenizeError('unterminated double quote');
+  if (inQuote) throw syntaxError('unterminated double quote');
   flush();
   return out;
 }

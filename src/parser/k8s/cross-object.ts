@@ -13,8 +13,8 @@
  * The first object in input order keeps its port or IP, as the first create would.
  */
 
-import type { FieldError, FieldPath } from '../diagnostics.js';
-import { fieldWarning } from '../diagnostics.js';
+import type { FieldError, FieldPath } from '../../diagnostics.js';
+import { fieldWarning } from '../../diagnostics.js';
 import { canonicalIP } from '../../net/ip.js';
 import { duplicate, internalError, invalid, notFound, required } from './field-errors.js';
 import { asJSON } from './go-format.js';

@@ -10,7 +10,7 @@
  *   kpc rules:       the same form, with a detail that says what kpc needs
  */
 
-import { fieldError } from '../diagnostics.js';
+import { fieldError } from '../../diagnostics.js';
 import { invalid, required } from './field-errors.js';
 import { decodeEndpointSlice } from './decode/endpoint-slice.js';
 import { decodeEndpoints } from './decode/endpoints.js';

@@ -14,8 +14,8 @@
  * one, and ports are sorted (the controller orders them by hash).
  */
 
-import type { FieldError } from '../diagnostics.js';
-import { fieldWarning } from '../diagnostics.js';
+import type { FieldError } from '../../diagnostics.js';
+import { fieldWarning } from '../../diagnostics.js';
 import { formatIP, parseIP } from '../../net/ip.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './model/endpoint-slice.js';
 import type { Endpoint, EndpointAddress, EndpointPort, EndpointSlice, Endpoints, Service } from './types.js';

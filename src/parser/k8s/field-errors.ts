@@ -4,7 +4,7 @@
  * its Go original: `required(path)`, `invalid(path, value, detail)`, `notSupported(...)`.
  */
 
-import { fieldError, fieldWarning, type FieldError, type FieldPath } from '../diagnostics.js';
+import { fieldError, fieldWarning, type FieldError, type FieldPath } from '../../diagnostics.js';
 import { goQuote, renderBadValue, type BadValue } from './go-format.js';
 
 function withDetail(body: string, detail: string): string {

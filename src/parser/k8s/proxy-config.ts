@@ -9,8 +9,8 @@
  * has no lenient fallback, they are errors. `unknownFields: 'error'` makes them errors always.
  */
 
-import type { FieldError } from '../diagnostics.js';
-import { fieldError, fieldWarning } from '../diagnostics.js';
+import type { FieldError } from '../../diagnostics.js';
+import { fieldError, fieldWarning } from '../../diagnostics.js';
 import { invalid, required } from './field-errors.js';
 import { goQuote, renderBadValue } from './go-format.js';
 import { formatGoDuration } from './proxy-config/duration.js';

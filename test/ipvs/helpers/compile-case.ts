@@ -10,6 +10,7 @@
  * ipvs is not implemented); any other failure is reported. `via` says which path ran.
  */
 
+import { PROXY_MODES } from '../../../src/modes/index.js';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +47,7 @@ export function parseCaseFlags(args: readonly string[]): CaseFlags {
   const cmd = new Command();
   addInputOptions(cmd);
   addNodeOptions(cmd);
-  addKnobOptions(cmd);
+  addKnobOptions(cmd, PROXY_MODES);
   cmd.option('--standalone').option('--ip-family <family>').option('-o, --output <path>');
   cmd.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
   const rest = args[0] === 'compile' ? args.slice(1) : [...args];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatFieldPath } from '../../../src/parser/diagnostics.js';
+import { formatFieldPath } from '../../../src/diagnostics.js';
 import { checkAcrossObjects } from '../../../src/parser/k8s/cross-object.js';
 import { decodeObject } from '../../../src/parser/k8s/decode.js';
 import type { KubeObject } from '../../../src/parser/k8s/types.js';

@@ -1,6 +1,6 @@
 /** Shared builders and renderers for the k8s decoding tests. */
 
-import { formatFieldPath, type FieldError } from '../../../src/parser/diagnostics.js';
+import { formatFieldPath, type FieldError } from '../../../src/diagnostics.js';
 import { decodeObject, type DecodeOptions, type DecodeResult } from '../../../src/parser/k8s/decode.js';
 
 export const LEGACY: DecodeOptions = { ipValidation: 'legacy', nodePortRange: { min: 30000, max: 32767 } };

@@ -1,6 +1,6 @@
 /** The outcome of decoding one document, and helpers to build it. */
 
-import type { FieldError } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
 import type { Report } from '../field-errors.js';
 import type { KubeObject } from '../types.js';
 

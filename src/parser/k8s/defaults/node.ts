@@ -4,8 +4,8 @@
  * BeforeCreate clears the namespace of a cluster-scoped object instead of rejecting it.
  */
 
-import type { FieldError } from '../../diagnostics.js';
-import { fieldWarning } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
+import { fieldWarning } from '../../../diagnostics.js';
 import type { CoreNode } from '../model/node.js';
 
 export function setNodeDefaults(node: CoreNode): FieldError[] {

@@ -6,7 +6,7 @@
  * never invents a family.
  */
 
-import type { FieldError } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
 import { invalid } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { CLUSTER_IP_NONE, type CoreService } from '../model/service.js';

@@ -6,7 +6,7 @@
  * was written at, so an error points into the user's file.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { invalid } from '../field-errors.js';
 import { parsedIP } from '../validate/ips.js';
 import { parseGoDuration } from './duration.js';

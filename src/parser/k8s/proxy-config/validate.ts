@@ -13,7 +13,7 @@
  * scheduler must be one the kernel has, and detect-local interface names must be interface names.
  */
 
-import type { FieldError } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
 import { parseCIDR } from '../../../net/ip.js';
 import { invalid, notSupported } from '../field-errors.js';
 import { asJSON } from '../go-format.js';

@@ -14,8 +14,8 @@
  */
 
 import type { z } from 'zod';
-import { formatFieldPath, type FieldError, type FieldPath } from '../../diagnostics.js';
-import { fieldError } from '../../diagnostics.js';
+import { formatFieldPath, type FieldError, type FieldPath } from '../../../diagnostics.js';
+import { fieldError } from '../../../diagnostics.js';
 import { required } from '../field-errors.js';
 import { asJSON, renderBadValue, type BadValue } from '../go-format.js';
 import { MAP_FIELDS } from './primitives.js';

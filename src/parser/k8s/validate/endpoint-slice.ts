@@ -4,8 +4,8 @@
  * ignores a nil or 0 port, and kpc rejects numbers outside 1-65535 and warns about nil.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
-import { fieldWarning } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
+import { fieldWarning } from '../../../diagnostics.js';
 import { asWarning, duplicate, invalid, notSupported, required, tooMany } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from '../model/endpoint-slice.js';

@@ -3,8 +3,8 @@
  * once by IsValidIP and once by ValidateEndpointIP, exactly as upstream does.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
-import { fieldWarning } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
+import { fieldWarning } from '../../../diagnostics.js';
 import { invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import type { CoreEndpointAddress, CoreEndpoints, CoreEndpointsPort } from '../model/endpoints.js';

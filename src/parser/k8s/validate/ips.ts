@@ -12,8 +12,8 @@
  * Parsing is always src/net/ip.ts (Go ParseIPSloppy semantics); nothing here uses node:net.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
-import { fieldWarning } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
+import { fieldWarning } from '../../../diagnostics.js';
 import {
   formatCIDR,
   formatIP,

@@ -6,7 +6,7 @@
  * Go iterates maps in random order; kpc sorts keys so the output is stable.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { invalid, tooLong } from '../field-errors.js';
 import { byteLength } from '../go-format.js';
 import { isQualifiedName, isValidLabelValue, messagesAt } from './names.js';

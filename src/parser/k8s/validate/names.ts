@@ -7,7 +7,7 @@
  * Lengths are UTF-8 byte counts, because Go's len() on a string counts bytes.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { invalid, required } from '../field-errors.js';
 import { byteLength } from '../go-format.js';
 

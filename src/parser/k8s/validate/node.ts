@@ -3,7 +3,7 @@
  * status.addresses, which kube-proxy uses as the node's IPs (ValidateNode skips status).
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { duplicate, internalError, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON, GoStruct } from '../go-format.js';
 import type { CoreNode } from '../model/node.js';

@@ -4,7 +4,7 @@
  * labels, annotations, owner references, finalizers and managed fields.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { forbidden, invalid, required, tooLong } from '../field-errors.js';
 import { asJSON, byteLength, GoStruct } from '../go-format.js';
 import type { CoreObjectMeta, OwnerReference } from '../model/meta.js';

@@ -8,7 +8,7 @@
  * Conflicts between Services are in cross-object.ts: one Service is checked here.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { asWarning, internalError, invalid, required } from '../field-errors.js';
 import { isHeadless, needsHealthCheck, type CoreService } from '../model/service.js';
 import { asJSON } from '../go-format.js';

@@ -3,7 +3,7 @@
  * and the spec.externalIPs loop of ValidateService.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { duplicate, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { CLUSTER_IP_NONE, isHeadless, type CoreService } from '../model/service.js';

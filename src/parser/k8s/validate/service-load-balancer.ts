@@ -4,7 +4,7 @@
  * (ValidateLoadBalancerStatus, the status path kube-proxy reads from).
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { forbidden, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import type { CoreService } from '../model/service.js';

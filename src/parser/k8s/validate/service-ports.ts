@@ -3,7 +3,7 @@
  * duplicate checks of ValidateService (pkg/apis/core/validation/validation.go).
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { duplicate, forbidden, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON, GoStruct } from '../go-format.js';
 import type { CoreService, CoreServicePort } from '../model/service.js';

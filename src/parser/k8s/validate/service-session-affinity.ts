@@ -1,6 +1,6 @@
 /** spec.sessionAffinity and spec.sessionAffinityConfig (validateClientIPAffinityConfig). */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
 import { forbidden, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import type { CoreService } from '../model/service.js';

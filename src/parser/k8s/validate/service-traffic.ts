@@ -4,7 +4,7 @@
  * topology annotations.
  */
 
-import type { FieldError } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
 import { invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { isExternallyAccessible, needsHealthCheck, type CoreService } from '../model/service.js';

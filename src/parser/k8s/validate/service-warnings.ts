@@ -4,8 +4,8 @@
  * IP and CIDR format warnings come from ips.ts with the field checks themselves.
  */
 
-import type { FieldError, FieldPath } from '../../diagnostics.js';
-import { fieldWarning } from '../../diagnostics.js';
+import type { FieldError, FieldPath } from '../../../diagnostics.js';
+import { fieldWarning } from '../../../diagnostics.js';
 import { formatIP, parseIP } from '../../../net/ip.js';
 import { goQuote } from '../go-format.js';
 import type { CoreService } from '../model/service.js';

@@ -3,7 +3,7 @@
  * upstream order, so errors come out in the order the API server lists them.
  */
 
-import type { FieldError } from '../../diagnostics.js';
+import type { FieldError } from '../../../diagnostics.js';
 import { forbidden, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { isHeadless, type CoreService } from '../model/service.js';

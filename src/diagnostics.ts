@@ -86,11 +86,3 @@ export function renderDiagnostic(d: Diagnostic): string {
   const what = d.object === undefined ? field : `${d.object}: ${field}`;
   return d.severity === 'warning' ? `${where}: warning: ${what}` : `${where}: ${what}`;
 }
-
-/** Thrown for input the user must fix; carries every diagnostic found so far. */
-export class InputError extends Error {
-  constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.map(renderDiagnostic).join('\n'));
-    this.name = 'InputError';
-  }
-}

@@ -1,0 +1,27 @@
+/**
+ * How a command is declared: every kpc command is one CommandSpec, registered the same way
+ * (main.ts registerCommand). Commands that compile share the input, node, knob and
+ * output-shaping flags; the --proxy-mode choices a command's help lists are the modes whose
+ * backend can do what it needs (a command never lists a mode it then refuses).
+ */
+
+import type { Command } from 'commander';
+import type { Io } from './io.js';
+import type { ProxyMode } from '../modes/index.js';
+
+export interface CommandSpec<F> {
+  name: string;
+  description: string;
+  /** A positional argument, e.g. `<service>`, handed to run as flags[key]. */
+  argument?: { name: string; description: string; key: string };
+  /** The modes it works in (its --proxy-mode choices); undefined: it compiles nothing (no knob flags). */
+  modes?: readonly ProxyMode[];
+  /** 'own': the command declares its own --ip-family (trace: the family of --to). */
+  ipFamily?: 'own';
+  /** --standalone: the output with what kube-proxy installs outside its restore. */
+  standalone?: string;
+  /** Its own options, after the shared ones. */
+  options(cmd: Command): void;
+  help?: readonly string[];
+  run(flags: F, io: Io): number;
+}

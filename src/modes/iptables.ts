@@ -1,0 +1,71 @@
+/**
+ * iptables mode: kube-proxy's iptables-restore input (emit/iptables), its deltas and diffs
+ * against a previous output or a node's iptables-save (diff/iptables), and the golden check.
+ */
+
+import { buildRuleset } from '../emit/iptables/index.js';
+import { renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { renderDelta } from '../diff/iptables/delta.js';
+import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
+import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
+import { unifiedDiff } from '../diff/unified.js';
+import { isKpcError, usageError } from '../errors.js';
+import type { ProxyIR } from '../ir/model.js';
+import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
+import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
+
+/**
+ * Rules of a previous state are parsed when first compared (two outputs of kpc share almost
+ * every rule text), so a malformed one can surface late: it is still the user's file and line.
+ */
+function placed<T>(path: string, option: string, work: () => T): T {
+  try {
+    return work();
+  } catch (e) {
+    if (isKpcError(e, 'previous.unreadable')) throw e.inFile(path, option);
+    throw e;
+  }
+}
+
+function emit(ir: ProxyIR, options: EmitOptions): Emitted {
+  return { output: { form: 'text', chunks: () => renderRuleset(buildRuleset(ir, options)) }, warnings: [] };
+}
+
+function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState {
+  const facts = new RuleFacts(ir.family);
+  const text = readNamedText(path, option, stdin);
+  const before: IptablesState = placed(path, option, () => readState(text, facts));
+  return {
+    serviceEntries: countServiceRules(before),
+    delta(options: DeltaOptions): Emitted {
+      // Only what must change, for `iptables-restore --noflush`.
+      const chunks = () => [placed(path, option, () => renderDelta(before, stateOfRuleset(buildRuleset(ir, options), facts), { full: options.full }))];
+      return { output: { form: 'text', chunks }, warnings: [] };
+    },
+    diff(options: EmitOptions) {
+      const after = stateOfRuleset(buildRuleset(ir, options), facts);
+      const report = placed(path, option, () => diffStates(before, after));
+      return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
+    },
+  };
+}
+
+function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinReader): CheckResult {
+  if (isDirectoryPath(golden)) throw usageError(`--golden ${golden} is a directory; iptables mode compares one file`);
+  const expected = readNamedText(golden, '--golden', stdin);
+  const text = renderRulesetText(buildRuleset(ir, options));
+  if (text === expected) return { drifted: [], diffs: [], notes: [] };
+  return { drifted: [golden], diffs: [unifiedDiff(expected, text, golden, 'kpc compile')], notes: [] };
+}
+
+const rulesText = (ir: ProxyIR, options: EmitOptions = { standalone: false }) => renderRulesetText(buildRuleset(ir, options));
+
+export const iptablesBackend: ModeBackend = {
+  mode: 'iptables',
+  describes: 'iptables rules',
+  emit,
+  readPrevious,
+  check,
+  traceRules: rulesText,
+  explainRules: (ir) => rulesText(ir),
+};

@@ -1,0 +1,164 @@
+/**
+ * IPVS mode: the bundle (ipvs.rules, ipset.rules, iptables.rules, kube-ipvs0.addrs, apply.sh;
+ * emit/ipvs), its deltas and diffs against a previous state (diff/ipvs), and the golden check.
+ *
+ * A previous state or golden is a bundle directory (kpc's -o DIR, or a node's ipvsadm-save -n,
+ * ipset save, iptables-save and `ip -o addr show dev kube-ipvs0` under the bundle's file
+ * names), or the apply.sh kpc prints without -o (`-` reads it from standard input).
+ */
+
+import { join } from 'node:path';
+import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../emit/ipvs/index.js';
+import { BUNDLE_FILES } from '../emit/ipvs/bundle.js';
+import { SET_MAX_ELEMENTS } from '../emit/ipvs/sets.js';
+import { RuleFacts } from '../diff/iptables/state.js';
+import { unifiedDiff } from '../diff/unified.js';
+import {
+  attributionOf,
+  bundleFromScript,
+  computeIpvsDelta,
+  diffIpvsStates,
+  ipvsReportJSON,
+  readBundleTexts,
+  readNodeState,
+  renderDeltaScript,
+  renderIpvsReport,
+  type IpvsNodeState,
+} from '../diff/ipvs/index.js';
+import { isKpcError, KpcError } from '../errors.js';
+import type { ProxyIR } from '../ir/model.js';
+import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
+import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
+
+/** What the sync will do on a node that the user must know (ipset capacity, refused entries). */
+function syncWarnings(state: IpvsState, ir: ProxyIR): string[] {
+  const out: string[] = [];
+  // A set past kube-proxy's maxelem is programmed only in part, by kube-proxy as by ipset restore.
+  for (const { name, size } of overfullSets(state.sets, ir.family)) {
+    out.push(
+      `ipset ${name} would hold ${size} entries; kube-proxy creates it with maxelem ${SET_MAX_ELEMENTS}, ` +
+        `so the kernel refuses the rest ("Hash is full"): kube-proxy logs an error for each, and ipset restore of this output stops there`,
+    );
+  }
+  // Entries the kernel refuses are left out, as kube-proxy ends up without them.
+  for (const { set, entry, spn } of state.refused) {
+    out.push(
+      `${spn}: ipset ${setName(set, state.family)} entry "${entry}" has the unspecified address, which the kernel refuses ` +
+        `("Kernel error received: Invalid argument"); kube-proxy logs the error and goes on without it, and so does this output`,
+    );
+  }
+  return out;
+}
+
+function emit(ir: ProxyIR, options: EmitOptions): Emitted {
+  const state = syncIpvs(ir);
+  const { standalone } = options;
+  return {
+    output: {
+      form: 'bundle',
+      kind: 'full',
+      files: () => bundleFiles(ir, { standalone }, state),
+      inline: () => renderApplyScript(emitIpvs(ir, { standalone }, state), applyScriptOptions(ir, { inline: true, standalone })),
+    },
+    warnings: syncWarnings(state, ir),
+  };
+}
+
+/** A problem in one of the previous state's parts, told as being about the option. */
+function previousProblem<T>(option: string, work: () => T): T {
+  try {
+    return work();
+  } catch (e) {
+    if (isKpcError(e, 'previous.unreadable')) throw new KpcError(e.kind, e.code, `${option}: ${e.describe()}`);
+    throw e;
+  }
+}
+
+/** The new state, read back from kpc's own bundle through the same readers as the previous one. */
+function newState(ir: ProxyIR, facts: RuleFacts, synced: IpvsState, standalone = false): { state: IpvsNodeState; addresses: string } {
+  const bundle = emitIpvs(ir, { standalone }, synced);
+  return { state: readNodeState(bundle, ir.family, facts, 'kpc'), addresses: bundle.addresses };
+}
+
+function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState {
+  const facts = new RuleFacts(ir.family);
+  const prev = previousProblem(option, () => {
+    // `-`: the apply.sh kpc printed (ssh node cat apply.sh | kpc diff --previous -).
+    const texts = path === '-' ? bundleFromScript(readNamedText('-', option, stdin), '<stdin>') : readBundleTexts(path);
+    return readNodeState(texts, ir.family, facts, path);
+  });
+  return {
+    serviceEntries: prev.ipvs.virtualServers.size,
+    delta(options: DeltaOptions): Emitted {
+      const synced = syncIpvs(ir);
+      const policy = options.removedRealServers ?? 'quiesce';
+      const next = newState(ir, facts, synced);
+      const delta = previousProblem(`${option} ${path}`, () =>
+        computeIpvsDelta(prev, next.state, next.addresses, { full: options.full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }),
+      );
+      const description = `${options.full ? '--full, ' : ''}--ipvs-removed-real-servers ${policy}`;
+      const script = (inline: boolean) => renderDeltaScript(delta, { inline, family: ir.family, standalone: options.standalone, description });
+      return {
+        output: {
+          form: 'bundle',
+          kind: 'delta',
+          files: () => [
+            { name: BUNDLE_FILES.ipvsRules, content: delta.ipvsRules, mode: 0o644 },
+            { name: BUNDLE_FILES.ipsetRules, content: delta.ipsetRules, mode: 0o644 },
+            { name: BUNDLE_FILES.iptablesRules, content: delta.iptablesRules, mode: 0o644 },
+            { name: BUNDLE_FILES.addresses, content: delta.addresses, mode: 0o644 },
+            { name: BUNDLE_FILES.applyScript, content: script(false), mode: 0o755 },
+          ],
+          inline: () => script(true),
+        },
+        // A full bundle and a delta both program the sets: both are told when one overflows.
+        warnings: syncWarnings(synced, ir),
+      };
+    },
+    diff(options: EmitOptions) {
+      const synced = syncIpvs(ir);
+      const next = newState(ir, facts, synced, options.standalone);
+      const report = previousProblem(`${option} ${path}`, () => diffIpvsStates(prev, next.state, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
+      return { changed: report.changed, text: (paint) => renderIpvsReport(report, paint), json: () => ipvsReportJSON(report) };
+    },
+  };
+}
+
+/**
+ * `--golden DIR`: each file kpc writes with -o DIR is compared with DIR's file of that name (a
+ * missing one counts as empty and is noted); `--golden FILE`: the inline apply.sh.
+ */
+function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinReader): CheckResult {
+  const { standalone } = options;
+  const result: CheckResult = { drifted: [], diffs: [], notes: [] };
+  if (isDirectoryPath(golden)) {
+    for (const f of bundleFiles(ir, { standalone })) {
+      const path = join(golden, f.name);
+      let expected = '';
+      try {
+        expected = readNamedText(path, '--golden', stdin);
+      } catch {
+        result.notes.push(`${path} is missing: compared as empty`);
+      }
+      if (expected === f.content) continue;
+      result.drifted.push(f.name);
+      result.diffs.push(unifiedDiff(expected, f.content, path, `kpc compile (${f.name})`));
+    }
+  } else {
+    const expected = readNamedText(golden, '--golden', stdin);
+    const text = renderApplyScript(emitIpvs(ir, { standalone }), applyScriptOptions(ir, { inline: true, standalone }));
+    if (expected !== text) {
+      result.drifted.push('apply.sh');
+      result.diffs.push(unifiedDiff(expected, text, golden, 'kpc compile'));
+    }
+  }
+  return result;
+}
+
+export const ipvsBackend: ModeBackend = {
+  mode: 'ipvs',
+  describes: 'an IPVS bundle',
+  emit,
+  readPrevious,
+  check,
+};
