@@ -16,6 +16,7 @@ import { runDiff, type DiffFlags } from './commands/diff.js';
 import { runCheck, type CheckFlags } from './commands/check.js';
 import { addTraceCommand } from './commands/trace.js';
 import { addExplainCommand } from './commands/explain.js';
+import { addDnsCommand } from './commands/dns.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
@@ -137,6 +138,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   addTraceCommand(program, io, setExit);
   addExplainCommand(program, io, setExit);
+  addDnsCommand(program, io, setExit);
 
   commonCommand(program, 'validate', 'read and validate the manifests; print every problem')
     .addHelpText('after', EXAMPLES)
