@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { FIXTURES_ROOT } from '../helpers/fixtures.js';
+import { findCommand } from '../netns/lab.js';
 
 export const DNS_FIXTURES = join(FIXTURES_ROOT, 'dns');
 
@@ -188,8 +189,10 @@ export function emptyNonTerminals(z: ExpectedZone): string[] {
 // dig and nsd
 // ---------------------------------------------------------------------------------------------
 
-export function hasCommand(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).status === 0;
+function command(name: string): string {
+  const path = findCommand(name);
+  if (!path) throw new Error(`${name} not found (.ci/run installs nsd and bind9-dnsutils)`);
+  return path;
 }
 
 /** Parse `dig +noall +question +answer +comments` output of one or several queries. */
@@ -249,6 +252,9 @@ function nsdConf(dir: string, zones: readonly string[]): string {
     `  logfile: "${dir}/nsd.log"`,
     '  server-count: 1',
     '  verbosity: 1',
+    // Response rate limiting (on by default, 200/s per client) would drop the batch of queries.
+    '  rrl-ratelimit: 0',
+    '  rrl-whitelist-ratelimit: 0',
     'remote-control:',
     '  control-enable: no',
     ...zones.flatMap((z) => ['zone:', `  name: "${z}"`, `  zonefile: "${z}.zone"`]),
@@ -271,15 +277,15 @@ export async function startNsd(netns: string, zoneDir: string): Promise<NsdServe
   for (const z of zones) writeFileSync(join(work, `${z}.zone`), readFileSync(join(zoneDir, `${z}.zone`)));
   writeFileSync(join(work, 'nsd.conf'), nsdConf(work, zones));
   for (const z of zones) {
-    const check = spawnSync('nsd-checkzone', [z, join(work, `${z}.zone`)], { encoding: 'utf8' });
+    const check = spawnSync(command('nsd-checkzone'), [z, join(work, `${z}.zone`)], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`nsd-checkzone ${z}: ${check.stdout}${check.stderr}`);
   }
-  const child: ChildProcess = spawn('ip', ['netns', 'exec', netns, 'nsd', '-d', '-c', join(work, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(command('ip'), ['netns', 'exec', netns, command('nsd'), '-d', '-c', join(work, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (d) => (log += d));
   child.stderr!.on('data', (d) => (log += d));
   const dig = (args: string[], input?: string) =>
-    spawnSync('ip', ['netns', 'exec', netns, 'dig', '@127.0.0.1', '+norec', '+tries=1', '+time=2', ...args], { encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
+    spawnSync(command('ip'), ['netns', 'exec', netns, command('dig'), '@127.0.0.1', '+norec', '+tries=1', '+time=2', ...args], { encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
   const deadline = Date.now() + 15_000;
   for (;;) {
     const r = dig(['+short', 'SOA', zones[0]!]);
@@ -316,4 +322,61 @@ export async function startNsd(netns: string, zoneDir: string): Promise<NsdServe
       rmSync(work, { recursive: true, force: true });
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The query model of a case, built through the library (for the per-query sweep)
+// ---------------------------------------------------------------------------------------------
+
+/** The DnsCluster `kpc dns <args>` builds for a case (only the flags the fixtures use). */
+export async function clusterFor(c: DnsCase): Promise<import('../../src/dns/model.js').DnsCluster> {
+  const { loadInput, partitionObjects } = await import('../../src/cli/pipeline.js');
+  const { buildDnsCluster } = await import('../../src/dns/model.js');
+  const { parseDomain } = await import('../../src/dns/names.js');
+  const args = c.args.slice(1);
+  const opts = { clusterDomain: 'cluster.local', ttl: 5, serial: 1, dnsService: 'kube-system/kube-dns', dnsPodIp: [] as string[] };
+  for (let i = 0; i < args.length; i += 2) {
+    const [flag, value] = [args[i]!, args[i + 1]!];
+    if (flag === '--cluster-domain') opts.clusterDomain = value;
+    else if (flag === '--ttl') opts.ttl = Number(value);
+    else if (flag === '--serial') opts.serial = Number(value);
+    else if (flag === '--dns-service') opts.dnsService = value;
+    else if (flag === '--dns-pod-ip') opts.dnsPodIp.push(value);
+    else throw new Error(`clusterFor: flag ${flag} not handled`);
+  }
+  const loaded = loadInput(
+    { filename: [join(c.dir, 'input')], recursive: true, namespace: 'default', ipValidation: 'legacy', serviceNodePortRange: '30000-32767' },
+    () => new Uint8Array(),
+  );
+  const input = partitionObjects(loaded.objects);
+  const namespaces = new Set(loaded.objects.map((o) => o.object.metadata.namespace).filter((n) => n !== ''));
+  const [namespace, name] = opts.dnsService.split('/') as [string, string];
+  return buildDnsCluster(
+    { services: input.services, slices: input.slices, namespaces },
+    { zone: parseDomain(opts.clusterDomain), ttl: opts.ttl, serial: opts.serial, pods: 'insecure', dnsService: { namespace, name }, ...(opts.dnsPodIp.length > 0 ? { dnsPodIPs: opts.dnsPodIp } : {}) },
+  );
+}
+
+/** The name a resolver asks for an address (`dig -x`), computed here independently of kpc. */
+export function reverseOf(text: string): string | undefined {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(text)) return `${text.split('.').reverse().join('.')}.in-addr.arpa.`;
+  if (!text.includes(':')) return undefined;
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  const nibbles = groups.map((g) => g.padStart(4, '0')).join('');
+  return `${[...nibbles].reverse().join('.')}.ip6.arpa.`;
+}
+
+/**
+ * The names a glibc resolver tries for `name` from a Pod in `ns` (search <ns>.svc.<zone>
+ * svc.<zone> <zone>, ndots:5), in order: written here from resolv(5) and res_search, not from kpc.
+ */
+export function searchCandidates(name: string, ns: string, zone: string): string[] {
+  if (name.endsWith('.')) return [name];
+  const z = zone.replace(/\.$/, '');
+  const search = [`${ns}.svc.${z}`, `svc.${z}`, z].map((d) => `${name}.${d}.`);
+  const dots = name.split('.').length - 1;
+  return dots >= 5 ? [`${name}.`, ...search] : [...search, `${name}.`];
 }
