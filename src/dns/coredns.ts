@@ -17,7 +17,8 @@
  * upstream resolver, which kpc cannot know: such answers are marked `forwarded`.
  *
  * This is kpc's model of a DNS server, independent of the zone files (zone.ts): the tests
- * compare the two, through a real server loaded with the zone files.
+ * compare the two, through a real server loaded with the zone files, and compare this model
+ * with CoreDNS v1.15.0 itself (test/dns/coredns.test.ts).
  */
 
 import { formatIP } from '../net/ip.js';
@@ -237,8 +238,10 @@ function services(x: Ctx, name: string, zone: string, type: RRType): Lookup {
   if (type === 'TXT') {
     const t = labelsBelow(name, zone) ?? [];
     if (t.length === 1 && t[0] === 'dns-version') return { found: [{ host: '', port: 0, ttl: DNS_VERSION_TTL, key: name, text: DNS_SCHEMA_VERSION }] };
+    // coredns/coredns#5737 (1.10.1): NODATA where the name has records of another type, else
+    // NXDOMAIN (even at the apex or a namespace).
     x.why.push('the plugin serves TXT only at dns-version.<zone>');
-    return { found: [] };
+    return records(x, name, zone).found.length > 0 ? { found: [] } : { found: [], err: 'no-items' };
   }
   if (type === 'NS') return { found: nsFound(x, zone) };
   if (name === `ns.dns.${zone}`) {

@@ -203,7 +203,7 @@ function forwardZone(c: DnsCluster): Zone {
     `; SOA serial ${c.options.serial} is kpc's (--serial): CoreDNS uses the Unix time of the last change it saw`,
     `; NS: ${c.nsSource}`,
   ];
-  if (c.nsAddrs.length === 0) header.push(`; ns.dns.${zone} has no address here: CoreDNS answers its own pod address, which kpc cannot know (--dns-pod-ip)`);
+  if (c.nsAddrs.length === 0) header.push(`; ns.dns.${zone.slice(0, -1)} has no address here: CoreDNS answers its own pod address, which kpc cannot know (--dns-pod-ip)`);
   return { origin: zone, header, groups };
 }
 
