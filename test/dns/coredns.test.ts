@@ -206,7 +206,9 @@ describeLab('kpc dns against CoreDNS itself', { commands: ['dig'] }, () => {
         for (const r of c.resolve) {
           const run = await runKpc(['dns', 'resolve', r.name, r.type, '--from-namespace', r.from, ...caseArgv(c).slice(1), '-o', 'json']);
           expect(run.code, run.stderr).toBe(0);
-          const out = JSON.parse(run.stdout) as { steps: { name: string; type: string; rcode: string | null; answer: { name: string; ttl: number; type: string; data: string }[] }[] };
+          const out = JSON.parse(run.stdout) as { outcome: string; answeredBy?: number; steps: { name: string; type: string; rcode: string | null; answer: { name: string; ttl: number; type: string; data: string }[] }[] };
+          expect(out.outcome, `${r.name} ${r.type} from ${r.from}`).toBe(r.outcome);
+          if (r.answeredBy !== undefined) expect(out.answeredBy, `${r.name} ${r.type} from ${r.from}`).toBe(r.answeredBy);
           const inZone = out.steps.filter((s) => s.rcode !== null);
           const got = ask(inZone.map((s) => ({ name: s.name, type: s.type })));
           inZone.forEach((s, i) => {

@@ -20,6 +20,8 @@ export interface ResolveExpectation {
   from: string;
   outcome: 'answer' | 'NXDOMAIN' | 'NODATA' | 'upstream';
   answeredBy?: number;
+  /** Only CoreDNS can answer it (pod names): not asked of the zone files. */
+  oracleOnly?: boolean;
 }
 
 export interface DnsCase {

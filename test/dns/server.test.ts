@@ -160,7 +160,7 @@ describeLab('kpc dns zone files served by nsd', { commands: ['nsd', 'nsd-checkzo
 
       it('kpc dns resolve walks the search list as a Pod does, and its answers are the server\'s', async () => {
         const zone = cluster.options.zone;
-        for (const r of c.resolve) {
+        for (const r of c.resolve.filter((x) => !x.oracleOnly)) {
           const run = await runKpc(['dns', 'resolve', r.name, r.type, '--from-namespace', r.from, ...caseArgv(c).slice(1), '-o', 'json']);
           expect(run.code, run.stderr).toBe(0);
           const out = JSON.parse(run.stdout) as { outcome: string; answeredBy?: number; steps: { name: string; rcode: string | null; answer: { name: string; ttl: number; type: string; data: string }[]; forwarded?: unknown[] }[] };
