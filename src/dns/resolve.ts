@@ -34,7 +34,8 @@ export interface Step {
 }
 
 export interface Resolution {
-  query: { name: string; type: RRType; fromNamespace: string; search: string[]; ndots: number };
+  /** `asked`: the name the resolver starts from (an address asked for PTR becomes its reverse name). */
+  query: { name: string; asked: string; type: RRType; fromNamespace: string; search: string[]; ndots: number };
   steps: Step[];
   /** The step whose answer the application gets, if cluster DNS gave one. */
   answeredBy?: number;
@@ -108,7 +109,7 @@ export function resolveFromPod(c: DnsCluster, rawName: string, type: RRType, o: 
     if (answered(s.served)) done = s;
   }
   const resolution: Resolution = {
-    query: { name: rawName, type, fromNamespace: o.fromNamespace, search, ndots: o.ndots },
+    query: { name: rawName, asked: name, type, fromNamespace: o.fromNamespace, search, ndots: o.ndots },
     steps,
     outcome: 'NXDOMAIN',
     hints: [],
@@ -195,7 +196,7 @@ export function renderResolution(r: Resolution): string {
   lines.push(`  resolv.conf: search ${q.search.join(' ')}; options ndots:${q.ndots}`);
   lines.push('');
   r.steps.forEach((s, i) => {
-    const how = s.reason === 'search' ? '' : s.reason === 'as-is' ? ' (as is: ' + (q.name.endsWith('.') ? 'trailing dot' : `${q.ndots}+ dots`) + ')' : ' (as is, last)';
+    const how = s.reason === 'search' ? '' : s.reason === 'as-is' ? ' (as is: ' + (q.asked.endsWith('.') ? 'trailing dot' : `${q.ndots}+ dots`) + ')' : ' (as is, last)';
     lines.push(`${i + 1}. ${s.name} ${s.type}${how}: ${status(s.served)}`);
     for (const w of s.served.why) lines.push(`     ${w}`);
     for (const rr of s.served.answer) lines.push(`     ${rrLine(rr)}`);
