@@ -35,6 +35,8 @@ export type ErrorCode =
   | 'usage.flags'
   /** A question trace or explain cannot answer from this input (no such Service, unknown chain). */
   | 'query.unanswerable'
+  /** A DNS name that cannot be written (too long, a bad label). */
+  | 'dns.name'
   /** Writing -o or stdout failed. */
   | 'output.write'
   /** kpc refused to write text that could break out of its syntax (a validation hole). */

@@ -12,8 +12,12 @@ import type { ProxyMode } from '../modes/index.js';
 export interface CommandSpec<F> {
   name: string;
   description: string;
-  /** A positional argument, e.g. `<service>`, handed to run as flags[key]. */
-  argument?: { name: string; description: string; key: string };
+  /** Positional arguments, e.g. `<service>`, handed to run as flags[key]. */
+  arguments?: ReadonlyArray<{ name: string; description: string; key: string }>;
+  /** Commands under this one (`kpc dns resolve`); the parent then has no run of its own. */
+  subcommands?: ReadonlyArray<CommandSpec<any>>;
+  /** The subcommand run when the parent is given alone. */
+  isDefault?: boolean;
   /** The modes it works in (its --proxy-mode choices); undefined: it compiles nothing (no knob flags). */
   modes?: readonly ProxyMode[];
   /** 'own': the command declares its own --ip-family (trace: the family of --to). */
@@ -23,5 +27,5 @@ export interface CommandSpec<F> {
   /** Its own options, after the shared ones. */
   options(cmd: Command): void;
   help?: readonly string[];
-  run(flags: F, io: Io): number;
+  run?(flags: F, io: Io): number;
 }

@@ -18,6 +18,7 @@ import { diffCommand } from './commands/diff.js';
 import { checkCommand } from './commands/check.js';
 import { traceCommand } from './commands/trace.js';
 import { explainCommand } from './commands/explain.js';
+import { dnsCommand } from './commands/dns.js';
 import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
 
 export function processIo(): Io {
@@ -39,7 +40,7 @@ export function processIo(): Io {
 }
 
 /** Every command, in the order help lists them. */
-const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, validateCommand];
+const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, dnsCommand, validateCommand];
 
 /**
  * One command, registered the way every command is: its argument, the shared input flags,
@@ -47,8 +48,14 @@ const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, 
  * supports) and --ip-family, --standalone where it shapes the output, then its own options.
  */
 function registerCommand<F>(program: Command, spec: CommandSpec<F>, io: Io, setExit: (code: number) => void): void {
-  const cmd = program.command(spec.name).description(spec.description);
-  if (spec.argument) cmd.argument(spec.argument.name, spec.argument.description);
+  const cmd = program.command(spec.name, spec.isDefault ? { isDefault: true } : {}).description(spec.description);
+  if (spec.subcommands) {
+    for (const sub of spec.subcommands) registerCommand(cmd, sub, io, setExit);
+    for (const text of spec.help ?? []) cmd.addHelpText('after', text);
+    cmd.exitOverride();
+    return;
+  }
+  for (const arg of spec.arguments ?? []) cmd.argument(arg.name, arg.description);
   addInputOptions(cmd);
   if (spec.modes) {
     addNodeOptions(cmd);
@@ -58,10 +65,11 @@ function registerCommand<F>(program: Command, spec: CommandSpec<F>, io: Io, setE
   if (spec.standalone) cmd.option('--standalone', spec.standalone);
   spec.options(cmd);
   for (const text of spec.help ?? []) cmd.addHelpText('after', text);
+  const run = spec.run!;
   cmd.exitOverride().action((...args: unknown[]) => {
     const flags = (args[args.length - 1] as Command).opts() as Record<string, unknown>;
-    if (spec.argument) flags[spec.argument.key] = args[0];
-    setExit(spec.run(flags as F, io));
+    (spec.arguments ?? []).forEach((arg, i) => (flags[arg.key] = args[i]));
+    setExit(run(flags as F, io));
   });
 }
 

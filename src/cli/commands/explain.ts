@@ -65,7 +65,7 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
 export const explainCommand: CommandSpec<ExplainFlags> = {
   name: 'explain',
   description: 'every rule of one Service by entry point, the endpoints each reaches, and why others are not used',
-  argument: { name: '<service>', description: 'NAMESPACE/NAME (or NAME in --namespace)', key: 'service' },
+  arguments: [{ name: '<service>', description: 'NAMESPACE/NAME (or NAME in --namespace)', key: 'service' }],
   modes: modesWith('explainRules'),
   options(cmd) {
     cmd.addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'));

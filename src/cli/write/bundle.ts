@@ -70,13 +70,13 @@ export interface DirectoryFile {
 export const MANIFEST = '.kpc-bundle';
 
 export interface BundleOptions {
-  /** Written into the manifest: a full state or a delta (--previous). */
-  kind: 'full' | 'delta';
+  /** Written into the manifest: a full state, a delta (--previous), or DNS zone files (kpc dns). */
+  kind: 'full' | 'delta' | 'zones';
   /** How an older kpc's bundle (written without a manifest) is recognised: one of its files starts so. */
   legacy?: { file: string; prefix: string };
 }
 
-const MANIFEST_HEAD = /^kpc-bundle 1 (full|delta)$/;
+const MANIFEST_HEAD = /^kpc-bundle 1 (full|delta|zones)$/;
 
 export function renderManifest(files: readonly DirectoryFile[], kind: BundleOptions['kind']): string {
   const lines = [

@@ -52,6 +52,7 @@ function toKubeServiceSpec(s: CoreServiceSpec): Service['spec'] {
   if (s.internalTrafficPolicy !== undefined) spec.internalTrafficPolicy = s.internalTrafficPolicy as TrafficPolicy;
   if (s.allocateLoadBalancerNodePorts !== undefined) spec.allocateLoadBalancerNodePorts = s.allocateLoadBalancerNodePorts;
   if (s.trafficDistribution !== undefined) spec.trafficDistribution = s.trafficDistribution;
+  if (s.publishNotReadyAddresses) spec.publishNotReadyAddresses = true;
   return spec;
 }
 

@@ -65,6 +65,8 @@ export interface Service {
     healthCheckNodePort: number;
     allocateLoadBalancerNodePorts?: boolean;
     trafficDistribution?: string;
+    /** Set (true) only when true; cluster DNS reads it (kube-proxy does not). */
+    publishNotReadyAddresses?: true;
   };
   status: {
     loadBalancerIngress: LoadBalancerIngress[];
