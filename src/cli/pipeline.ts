@@ -96,6 +96,7 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     readStdin,
     maxInputBytes: parseMaxInputSize(flags.maxInputSize),
     maxErrors: 100,
+    timed,
     ...(progress ? { progress } : {}),
     ipValidation: flags.ipValidation,
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),

@@ -6,7 +6,7 @@
  * (pkg/proxy/endpointslicecache.go). Where kube-proxy iterates a Go map, kpc sorts.
  */
 
-import type { EndpointSlice, Node, Service } from '../parser/k8s/types.js';
+import type { EndpointSlice, Service } from '../parser/k8s/types.js';
 import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
@@ -283,12 +283,4 @@ function sortByAddress(list: Endpoint[]): void {
     for (; j > 0 && list[j - 1]!.address > ep.address; j--) list[j] = list[j - 1]!;
     list[j] = ep;
   }
-}
-
-// ---------------------------------------------------------------------------------------
-// Node facts
-
-/** The node's zone label and pod CIDRs, when the Node object is in the input. */
-export function zoneOf(node: Node | undefined): string {
-  return node?.metadata.labels['topology.kubernetes.io/zone'] ?? '';
 }

@@ -277,18 +277,9 @@ export function formatCIDR(c: CIDR): string {
   return `${formatIP(c.ip)}/${c.prefix}`;
 }
 
-/** Go's net.JoinHostPort: `10.0.0.1:80`, `[fd00::1]:80`. */
-export function joinHostPort(ip: IP, port: number): string {
-  return ip.family === 'IPv6' ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
-}
-
 export function cidrContains(c: CIDR, ip: IP): boolean {
   if (c.ip.family !== ip.family) return false;
   return equalBytes(maskBytes(ip.bytes, c.prefix), c.ip.bytes);
-}
-
-export function ipEquals(a: IP, b: IP): boolean {
-  return a.family === b.family && equalBytes(a.bytes, b.bytes);
 }
 
 export function isLoopback(ip: IP): boolean {

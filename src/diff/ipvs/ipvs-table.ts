@@ -300,11 +300,6 @@ export function serviceOptions(vs: Pick<IpvsVirtualServer, 'scheduler' | 'persis
   return s;
 }
 
-/** Same scheduler, persistence, mask, flags, persistence engine and one-packet mode. */
-export function sameServiceOptions(a: IpvsVirtualServer, b: IpvsVirtualServer): boolean {
-  return serviceOptions(a) === serviceOptions(b);
-}
-
 /** Numeric address order (IPv4 before IPv6), then port: kpc's order for texts it writes itself. */
 const parsedIPs = new Map<string, IP | undefined>();
 function parsedIP(text: string | undefined): IP | undefined {

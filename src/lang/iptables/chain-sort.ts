@@ -10,8 +10,8 @@
  *   characters in turn. Per-service chain names differ within a few characters of their
  *   hash, so two or three rounds settle almost everything.
  * - Memory. The names are scattered over a heap of hundreds of megabytes; reading them in
- *   sorted order misses the CPU caches on every one (on this VM, reading a field of each of
- *   250,000 objects in sorted order takes ~100 ms, in allocation order a few). So the names
+ *   sorted order misses the CPU caches on every one (reading a field of each of 250,000
+ *   objects in sorted order takes ~100 ms, in allocation order a few). So the names
  *   are read once, in the order given, into the numbers of every round (NameKeys), and the
  *   sort touches only those.
  *

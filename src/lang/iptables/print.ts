@@ -32,9 +32,9 @@ function chainRank(name: string): number {
  *
  * Why gather first: the chain objects and their names are scattered over the heap, and a
  * quarter of a million of them read in name order (hash order, for per-service chains) miss
- * the CPU caches every time: on this VM each such pass costs ~100 ms, against a few in
- * declaration order, which is allocation order. Sorting, the chain lines and the rule text
- * each used to make such a pass; now only the copying of the text itself goes in name order.
+ * the CPU caches every time (~100 ms a pass at 20,000 Services on a 2-core machine, against a
+ * few in declaration order, which is allocation order). So sorting and the chain lines read
+ * the gathered arrays; only the copying of the text itself goes in name order.
  */
 interface Gathered {
   chains: readonly ChainRules[];

@@ -19,4 +19,3 @@ export interface CoreNode extends TypeMeta {
   status: { addresses: Array<{ type: string; address: string }> };
 }
 
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';

@@ -57,7 +57,7 @@ function hasLeadingZeroOctet(text: string): boolean {
 
 /**
  * parseIP with a memory of one: the rules for one address (family, legacy form, special ranges)
- * run one after another and each used to parse it again. Callers only read the result.
+ * run one after another, and one parse serves them all. Callers only read the result.
  */
 let lastText: string | undefined;
 let lastParsed: ReturnType<typeof parseIP>;
