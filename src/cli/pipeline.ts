@@ -4,7 +4,7 @@
  * never as half a result.
  */
 
-import type { Diagnostic } from '../diagnostics.js';
+import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostics.js';
 import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
@@ -17,7 +17,10 @@ import type { IPFamily } from '../net/ip.js';
 import { diagnosticsOf, inputErrors, isKpcError, KpcError, usageError } from '../errors.js';
 import { timed } from './stage-timer.js';
 import { detectorNote, inputWarnings, noObjectsMessage } from './input-checks.js';
-import { resolveSettings, type KnobFlags, type ProxyConfigFile, type ResolvedSettings } from './settings.js';
+import { resolveSettings, type ResolvedSettings } from '../config/settings.js';
+import { applyFlags, FLAG_OF_FIELD, isFlagPath, type KnobFlags } from '../config/flags.js';
+import { decodeProxyConfig, EMPTY_PROXY_CONFIG, type KubeProxyConfig } from '../parser/k8s/proxy-config.js';
+import type { InternalProxyConfig } from '../parser/k8s/proxy-config/internal.js';
 import { goTrimSpace } from '../go/strings.js';
 
 /** The flags of the input/node/knob groups, as commander gives them. */
@@ -108,8 +111,20 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
   return { objects: result.objects, warnings: result.warnings, notes: result.notes };
 }
 
-export function loadConfig(path: string | undefined, readStdin: (maxBytes: number) => Uint8Array, maxBytes = DEFAULT_MAX_INPUT_BYTES): { config: ProxyConfigFile; warnings: Diagnostic[] } {
-  if (path === undefined) return { config: {}, warnings: [] };
+/**
+ * The one configuration kube-proxy runs with: the --config file (a KubeProxyConfiguration, or
+ * the kube-proxy ConfigMap) or kube-proxy's defaults, the flags written in (config/flags.ts),
+ * validated once with kube-proxy's rules. A problem in the file is an input error at its place;
+ * a problem with a flag's value, a usage error naming the flag.
+ */
+export function loadConfig(
+  path: string | undefined,
+  flags: KnobFlags,
+  readStdin: (maxBytes: number) => Uint8Array,
+  maxBytes = DEFAULT_MAX_INPUT_BYTES,
+): { config: KubeProxyConfig; warnings: Diagnostic[] } {
+  if (path === undefined) return { config: configOf(flags), warnings: [] };
+  const overrides = (c: InternalProxyConfig, errors: FieldError[]) => applyFlags(c, flags, errors);
   let bytes: Uint8Array;
   try {
     bytes = path === '-' ? readStdin(maxBytes) : readBoundedFile(path, maxBytes);
@@ -118,9 +133,30 @@ export function loadConfig(path: string | undefined, readStdin: (maxBytes: numbe
     if (isKpcError(e, 'path.unreadable')) throw e.withOption('--config');
     throw e;
   }
-  const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes);
-  if (read.config === undefined) throw inputErrors(read.errors, read.warnings);
-  return { config: read.config as ProxyConfigFile, warnings: read.warnings };
+  const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes, { overrides });
+  if (read.errors.length > 0) throw inputErrors(read.errors, read.warnings);
+  if (read.overrideErrors.length > 0) throw flagErrors(read.overrideErrors);
+  return { config: read.config!, warnings: read.warnings };
+}
+
+/**
+ * The configuration of a configuration document (kube-proxy's defaults when none) with the
+ * flags written in; problems are usage errors (for a file, loadConfig places them in it).
+ */
+export function configOf(flags: KnobFlags, doc: unknown = EMPTY_PROXY_CONFIG): KubeProxyConfig {
+  const decoded = decodeProxyConfig(doc, { overrides: (c, errors) => applyFlags(c, flags, errors) });
+  if (decoded.status !== 'ok') throw flagErrors(decoded.errors);
+  return decoded.config;
+}
+
+/** Problems with what the flags made of the configuration, each named by its flag. */
+function flagErrors(errors: readonly FieldError[]): KpcError {
+  const lines = errors.map((e) => {
+    const field = formatFieldPath(e.path);
+    const flag = isFlagPath(e.path) ? '' : FLAG_OF_FIELD[field.replace(/\[\d+\]$/, '')];
+    return flag ? `${flag} (${field}): ${e.message}` : `${field}: ${e.message}`;
+  });
+  return usageError(lines.join('; '));
 }
 
 /**
@@ -176,15 +212,15 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
   checkStdinUse(flags);
-  const { config, warnings: configWarnings } = loadConfig(flags.config, readStdin, parseMaxInputSize(flags.maxInputSize));
+  const { config, warnings: configWarnings } = loadConfig(flags.config, flags, readStdin, parseMaxInputSize(flags.maxInputSize));
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {
     const input = partitionObjects(objects);
-    const settings = resolveSettings(flags, config, input.nodes);
+    const settings = resolveSettings(config, flags, input.nodes);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
-    const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride ? 'hostnameOverride in --config' : undefined;
+    const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
     const general = inputWarnings(input, settings.proxy, namedBy);
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...notes, detector] : notes };

@@ -9,7 +9,7 @@ import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostic
 import { readDocuments } from './documents.js';
 import { checkText } from './input-files.js';
 import { diagnosticsOf, isKpcError } from '../errors.js';
-import { decodeProxyConfig, type KubeProxyConfig } from './k8s/proxy-config.js';
+import { decodeProxyConfig, type KubeProxyConfig, type ProxyConfigOptions } from './k8s/proxy-config.js';
 import type { RawObject } from './raw-objects.js';
 
 /** The key kubeadm (and most installers) use in the kube-proxy ConfigMap. */
@@ -20,31 +20,39 @@ export interface ConfigFileResult {
   config: KubeProxyConfig | undefined;
   errors: Diagnostic[];
   warnings: Diagnostic[];
+  /** Problems with values the overrides wrote (they are at no place in the file). */
+  overrideErrors: FieldError[];
 }
+
+/** A path no file holds: a value an override (a flag) wrote, named by the flag. */
+const isOverridePath = (e: FieldError) => typeof e.path[0] === 'string' && e.path[0].startsWith('--');
 
 /** Where an embedded document's line:column lands in the file. */
 type Place = (at: { line: number; column: number }) => { line: number; column: number; note: string };
 
 const unchanged: Place = (at) => ({ ...at, note: '' });
 
-export function readProxyConfigFile(path: string, bytes: Uint8Array): ConfigFileResult {
+export function readProxyConfigFile(path: string, bytes: Uint8Array, options: ProxyConfigOptions = {}): ConfigFileResult {
   const outer = readOne(path, bytes, unchanged);
-  if ('errors' in outer) return { config: undefined, errors: outer.errors, warnings: [] };
+  if ('errors' in outer) return { config: undefined, errors: outer.errors, warnings: [], overrideErrors: [] };
   let doc = outer.doc;
   let place = unchanged;
   if (isConfigMap(doc.value)) {
     const embedded = configMapDocument(path, bytes, doc);
-    if ('errors' in embedded) return { config: undefined, errors: embedded.errors, warnings: [] };
+    if ('errors' in embedded) return { config: undefined, errors: embedded.errors, warnings: [], overrideErrors: [] };
     ({ doc, place } = embedded);
   }
-  const decoded = decodeProxyConfig(doc.value);
+  const decoded = decodeProxyConfig(doc.value, options);
   const locate = (e: FieldError): Diagnostic => {
     const at = place(doc.origin.locate(e.path));
     return { file: path, line: at.line, column: at.column, path: formatFieldPath(e.path), message: `${at.note}${e.message}`, severity: e.severity };
   };
   const warnings = decoded.warnings.map(locate);
-  if (decoded.status !== 'ok') return { config: undefined, errors: decoded.errors.map(locate), warnings };
-  return { config: decoded.config, errors: [], warnings };
+  if (decoded.status !== 'ok') {
+    const errors = decoded.errors.filter((e) => !isOverridePath(e)).map(locate);
+    return { config: undefined, errors, warnings, overrideErrors: decoded.errors.filter(isOverridePath) };
+  }
+  return { config: decoded.config, errors: [], warnings, overrideErrors: [] };
 }
 
 function fileProblem(path: string, message: string, at = { line: 1, column: 1 }): Diagnostic {

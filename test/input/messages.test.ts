@@ -93,7 +93,7 @@ describe('flags and the config take the same values', () => {
   it('--pod-bridge-interface ".." is refused as detectLocal.bridgeInterface ".." is', async () => {
     const input = 'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}\n';
     const err = await refused([...COMPILE, '--detect-local-mode', 'BridgeInterface', '--pod-bridge-interface', '..'], input);
-    expect(err).toContain('--pod-bridge-interface: ".." must be a network interface name');
+    expect(err).toContain('error: --pod-bridge-interface: Invalid value: "..": must be a network interface name');
   });
 });
 

@@ -8,7 +8,9 @@ import { glibcMergeSort } from '../../src/emit/ipvs/order.js';
 import { sortRealServers, sortVirtualServers } from '../../src/emit/ipvs/ipvsadm.js';
 import { fixedComment, safeIP, safeSetEntry, unsafeOutput } from '../../src/emit/ipvs/safe-text.js';
 import type { VirtualServer } from '../../src/emit/ipvs/state.js';
-import { parseDurationSeconds, resolveSettings } from '../../src/cli/settings.js';
+import { parseDurationSeconds, resolveSettings } from '../../src/config/settings.js';
+import { configOf } from '../../src/cli/pipeline.js';
+import type { KnobFlags } from '../../src/config/flags.js';
 import { contextFor } from '../../src/ir/context.js';
 import type { ProxyIR, ServicePort } from '../../src/ir/model.js';
 
@@ -76,7 +78,8 @@ describe('output guards', () => {
   });
 
   it('an IR value that is not canonical stops the emitter instead of reaching the output', () => {
-    const ctx = contextFor(resolveSettings({ hostnameOverride: 'node-a', proxyMode: 'ipvs' }, {}, []).proxy, 'IPv4');
+    const flags = { hostnameOverride: 'node-a', proxyMode: 'ipvs' };
+    const ctx = contextFor(resolveSettings(configOf(flags), flags, []).proxy, 'IPv4');
     const sp: ServicePort = {
       namespace: 'ns', name: 'svc', portName: 'p', protocol: 'TCP', spn: 'ns/svc:p', clusterIP: '10.0.0.1\n*nat', port: 80, nodePort: 0,
       externalIPs: [], loadBalancerVIPs: [], loadBalancerSourceRanges: [], externalPolicyLocal: false, internalPolicyLocal: false, healthCheckNodePort: 0, endpoints: [],
@@ -99,9 +102,10 @@ describe('IPVS knobs', () => {
   });
 
   it('resolves scheduler, timeouts, strict ARP and exclude CIDRs from flags and config', () => {
-    const fromFlags = resolveSettings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsScheduler: 'mh', ipvsTcpTimeout: '900s', ipvsStrictArp: true, ipvsExcludeCidrs: '10.0.0.0/8,fd00::/64' }, {}, []).proxy;
+    const settings = (flags: KnobFlags, doc?: object) => resolveSettings(configOf(flags, doc && { apiVersion: 'kubeproxy.config.k8s.io/v1alpha1', kind: 'KubeProxyConfiguration', ...doc }), flags, []);
+    const fromFlags = settings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsScheduler: 'mh', ipvsTcpTimeout: '900s', ipvsStrictArp: true, ipvsExcludeCidrs: '10.0.0.0/8,fd00::/64' }).proxy;
     expect(fromFlags).toMatchObject({ ipvsScheduler: 'mh', ipvsTCPTimeout: 900, ipvsTCPFinTimeout: 0, ipvsUDPTimeout: 0, ipvsStrictARP: true, ipvsExcludeCIDRs: ['10.0.0.0/8', 'fd00::/64'] });
-    const fromConfig = resolveSettings({ hostnameOverride: 'n' }, { mode: 'ipvs', ipvs: { scheduler: '', tcpFinTimeout: '2m0s', udpTimeout: '5m0s', excludeCIDRs: ['192.0.2.0/24'] } }, []).proxy;
+    const fromConfig = settings({ hostnameOverride: 'n' }, { mode: 'ipvs', ipvs: { scheduler: '', tcpFinTimeout: '2m0s', udpTimeout: '5m0s', excludeCIDRs: ['192.0.2.0/24'] } }).proxy;
     expect(fromConfig).toMatchObject({ ipvsScheduler: 'rr', ipvsTCPFinTimeout: 120, ipvsUDPTimeout: 300, ipvsExcludeCIDRs: ['192.0.2.0/24'] });
     const ctx4 = contextFor(fromFlags, 'IPv4');
     const ctx6 = contextFor(fromFlags, 'IPv6');
@@ -110,8 +114,9 @@ describe('IPVS knobs', () => {
   });
 
   it('rejects an unknown scheduler and a bad exclude CIDR in ipvs mode only', () => {
-    expect(() => resolveSettings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsScheduler: 'fastest' }, {}, [])).toThrow(/--ipvs-scheduler/);
-    expect(() => resolveSettings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsExcludeCidrs: '10.0.0.0' }, {}, [])).toThrow(/--ipvs-exclude-cidrs/);
-    expect(resolveSettings({ hostnameOverride: 'n', proxyMode: 'iptables', ipvsScheduler: 'fastest' }, {}, []).proxy.ipvsScheduler).toBe('fastest');
+    const settings = (flags: KnobFlags) => resolveSettings(configOf(flags), flags, []);
+    expect(() => settings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsScheduler: 'fastest' })).toThrow(/--ipvs-scheduler/);
+    expect(() => settings({ hostnameOverride: 'n', proxyMode: 'ipvs', ipvsExcludeCidrs: '10.0.0.0' })).toThrow(/--ipvs-exclude-cidrs/);
+    expect(settings({ hostnameOverride: 'n', proxyMode: 'iptables', ipvsScheduler: 'fastest' }).proxy.ipvsScheduler).toBe('fastest');
   });
 });

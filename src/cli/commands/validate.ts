@@ -10,7 +10,7 @@ import { checkStdinUse, loadConfig, loadInput, parseMaxInputSize, type CommonFla
 
 export function runValidate(flags: CommonFlags, io: Io): number {
   checkStdinUse(flags);
-  const { warnings: configWarnings } = loadConfig(flags.config, io.readStdin, parseMaxInputSize(flags.maxInputSize));
+  const { warnings: configWarnings } = loadConfig(flags.config, flags, io.readStdin, parseMaxInputSize(flags.maxInputSize));
   const loaded = loadInput(flags, io.readStdin);
   printDiagnostics(io, [...configWarnings, ...loaded.warnings]);
   reportNotes(io, loaded.notes);

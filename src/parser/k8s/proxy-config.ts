@@ -66,7 +66,15 @@ export type ProxyConfigResult =
 export interface ProxyConfigOptions {
   /** 'warn' (kube-proxy's behaviour for v1alpha1, the default) or 'error'. */
   unknownFields?: 'warn' | 'error';
+  /**
+   * Values written on top of the file before validation (kube-proxy's flags, src/config/flags.ts):
+   * validation then judges the configuration the proxier would run with.
+   */
+  overrides?: (c: InternalProxyConfig, errors: FieldError[]) => void;
 }
+
+/** The document of a configuration that sets nothing: kube-proxy's defaults. */
+export const EMPTY_PROXY_CONFIG = { apiVersion: `${PROXY_CONFIG_GROUP}/v1alpha1`, kind: 'KubeProxyConfiguration' };
 
 function toKubeProxyConfig(c: InternalProxyConfig): KubeProxyConfig {
   const ct = c.linux.conntrack;
@@ -160,6 +168,9 @@ export function decodeProxyConfig(raw: unknown, opts: ProxyConfigOptions = {}): 
     internal = fromV1Alpha2(parsed.data);
   }
   if (internal.errors.length > 0) return invalidResult(internal.errors, warnings);
+  const overrideErrors: FieldError[] = [];
+  opts.overrides?.(internal.config, overrideErrors);
+  if (overrideErrors.length > 0) return invalidResult(overrideErrors, warnings);
   const errors = validateProxyConfig(internal.config);
   if (errors.length > 0) return invalidResult(errors, warnings);
   return { status: 'ok', config: toKubeProxyConfig(internal.config), warnings };

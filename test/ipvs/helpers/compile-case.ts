@@ -17,7 +17,9 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { addInputOptions, addKnobOptions, addNodeOptions } from '../../../src/cli/options.js';
-import { resolveSettings, type KnobFlags, type ProxyConfigFile } from '../../../src/cli/settings.js';
+import { resolveSettings } from '../../../src/config/settings.js';
+import type { KnobFlags } from '../../../src/config/flags.js';
+import { configOf } from '../../../src/cli/pipeline.js';
 import { bundleFiles } from '../../../src/emit/ipvs/index.js';
 import { buildIR } from '../../../src/ir/build.js';
 import { contextFor } from '../../../src/ir/context.js';
@@ -77,9 +79,9 @@ function filesOf(ir: ProxyIR, flags: CaseFlags): Record<string, string> {
 /** The IR of a case by the local path (no kpc reader involved). */
 export function localIR(c: GoldenCase): ProxyIR {
   const flags = parseCaseFlags(c.args);
-  const config = c.hasConfig ? ((parseYaml(readFileSync(join(c.dir, 'config.yaml'), 'utf8')) ?? {}) as ProxyConfigFile) : {};
+  const config = configOf(flags, c.hasConfig ? parseYaml(readFileSync(join(c.dir, 'config.yaml'), 'utf8')) : undefined);
   const m = c.hasInput ? readManifests(join(c.dir, 'input')) : { services: [], slices: [], nodes: [] };
-  const settings = resolveSettings(flags, config, m.nodes);
+  const settings = resolveSettings(config, flags, m.nodes);
   return buildIR({ services: m.services, slices: m.slices }, contextFor(settings.proxy, familyOf(flags)));
 }
 

@@ -217,8 +217,8 @@ describe('decodeProxyConfig: validation (pkg/proxy/apis/config/validation)', () 
     ]);
   });
 
-  it('kpc rule: the IPVS scheduler must be one the kernel has (it is written into ipvsadm input)', () => {
-    expect(errors(decodeProxyConfig(config({ ipvs: { scheduler: 'rr\n-C' } })))).toEqual([
+  it('kpc rule: in ipvs mode the scheduler must be one the kernel has (it is written into ipvsadm input)', () => {
+    expect(errors(decodeProxyConfig(config({ mode: 'ipvs', ipvs: { scheduler: 'rr\n-C' } })))).toEqual([
       'ipvs.scheduler: Unsupported value: "rr\\n-C": supported values: "dh", "fo", "lblc", "lblcr", "lc", "mh", "nq", "ovf", "rr", "sed", "sh", "twos", "wlc", "wrr"',
     ]);
   });

@@ -198,7 +198,7 @@ export function validateProxyConfig(c: InternalProxyConfig): FieldError[] {
   }
   errs.push(...validateNodePortAddresses(c.nodePortAddresses));
   errs.push(...validateDetectLocal(c));
-  errs.push(...validateScheduler(c));
+  if (c.mode.value === 'ipvs') errs.push(...validateScheduler(c));
   return errs;
 }
 
