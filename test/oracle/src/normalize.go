@@ -1,0 +1,100 @@
+package main
+
+// kpc's iptables output form: the bytes kube-proxy passes to iptables-restore, in the normal
+// form of kube-proxy's own test normaliser (pkg/proxy/iptables/proxier_test.go
+// sortIPTablesRules, over the public parser pkg/util/iptables/testing ParseIPTablesDump).
+// kube-proxy visits Services in Go map order, so only the order between Services in the
+// top-level chains is its own choice; kpc fixes it by (namespace/name, port name), which is
+// upstream's orderByCommentServiceName ("namespace/name", the comment up to the first space
+// or colon) with the port name as the tie-break (upstream leaves ports of one Service in map
+// order), applied to every chain into which several Services write: KUBE-NODEPORTS and
+// KUBE-SERVICES (as upstream), and also filter KUBE-EXTERNAL-SERVICES and KUBE-PROXY-FIREWALL.
+
+import (
+	"sort"
+	"strings"
+
+	iptablestest "k8s.io/kubernetes/pkg/util/iptables/testing"
+	utiliptables "k8s.io/kubernetes/pkg/util/iptables"
+)
+
+// serviceKey: ("namespace/name", "port name") from a rule comment "ns/name:port ..." or "ns/name ...".
+func serviceKey(r *iptablestest.Rule) (string, string, bool) {
+	if r.Comment == nil {
+		return "", "", false
+	}
+	v := r.Comment.Value
+	if i := strings.IndexByte(v, ' '); i != -1 {
+		v = v[:i]
+	}
+	name, port := v, ""
+	if i := strings.IndexByte(v, ':'); i != -1 {
+		name, port = v[:i], v[i+1:]
+	}
+	return name, port, true
+}
+
+func orderByService(r1, r2 *iptablestest.Rule) bool {
+	n1, p1, ok1 := serviceKey(r1)
+	n2, p2, ok2 := serviceKey(r2)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if n1 != n2 {
+		return n1 < n2
+	}
+	return p1 < p2
+}
+
+func normalizeIPTables(data string) (string, error) {
+	dump, err := iptablestest.ParseIPTablesDump(data)
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(dump.Tables, func(i, j int) bool { return dump.Tables[i].Name < dump.Tables[j].Name })
+	for t := range dump.Tables {
+		table := &dump.Tables[t]
+		sort.Slice(table.Chains, func(i, j int) bool {
+			a, b := string(table.Chains[i].Name), string(table.Chains[j].Name)
+			switch {
+			case a == "KUBE-NODEPORTS":
+				return true
+			case b == "KUBE-NODEPORTS":
+				return false
+			case a == "KUBE-SERVICES":
+				return true
+			case b == "KUBE-SERVICES":
+				return false
+			case strings.HasPrefix(a, "KUBE-") && !strings.HasPrefix(b, "KUBE-"):
+				return true
+			case !strings.HasPrefix(a, "KUBE-") && strings.HasPrefix(b, "KUBE-"):
+				return false
+			default:
+				return a < b
+			}
+		})
+	}
+	sortChain := func(table utiliptables.Table, name string) {
+		chain, _ := dump.GetChain(table, utiliptables.Chain(name))
+		if chain == nil {
+			return
+		}
+		sort.SliceStable(chain.Rules, func(i, j int) bool {
+			ri, rj := chain.Rules[i], chain.Rules[j]
+			if name == "KUBE-SERVICES" && table == utiliptables.TableNAT {
+				if ri.Comment != nil && strings.Contains(ri.Comment.Value, "must be the last rule") {
+					return false
+				} else if rj.Comment != nil && strings.Contains(rj.Comment.Value, "must be the last rule") {
+					return true
+				}
+			}
+			return orderByService(ri, rj)
+		})
+	}
+	for _, name := range []string{"KUBE-NODEPORTS", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-FIREWALL"} {
+		sortChain(utiliptables.TableFilter, name)
+	}
+	sortChain(utiliptables.TableNAT, "KUBE-NODEPORTS")
+	sortChain(utiliptables.TableNAT, "KUBE-SERVICES")
+	return dump.String(), nil
+}
