@@ -141,9 +141,9 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs := pflag.NewFlagSet("compile", pflag.ContinueOnError)
 	fs.SetOutput(devNull{})
 	var (
-		hostnameOverride, clusterCIDRs, configFile string
-		noRandomFully, noNFAcct, recursive, standalone          bool
-		ipValidation, nodePortRange                             string
+		hostnameOverride, clusterCIDRs, configFile     string
+		noRandomFully, noNFAcct, recursive, standalone bool
+		ipValidation, nodePortRange                    string
 	)
 	fs.StringArrayVarP(&o.files, "filename", "f", nil, "")
 	fs.BoolVarP(&recursive, "recursive", "R", false, "")

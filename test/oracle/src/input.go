@@ -131,7 +131,8 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		}
 		switch v := internal.(type) {
 		case *core.Service:
-			o.errs = corevalidation.ValidateServiceCreate(v)
+			o.errs = registryPrepareServiceCreate(v)
+			o.errs = append(o.errs, dropAllocatedRequired(corevalidation.ValidateServiceCreate(v))...)
 			o.stored = &corev1.Service{}
 		case *core.Endpoints:
 			o.errs = corevalidation.ValidateEndpointsCreate(v)

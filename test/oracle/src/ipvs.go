@@ -109,7 +109,7 @@ func runIPVS(env *proxierEnv, o *options, c *cluster, mirrored []*discoveryv1.En
 	files := map[string]string{
 		"ipvs.rules":       renderIPVS(fipvs),
 		"ipset.rules":      setsText,
-		"iptables.rules":   string(ipt.restores[0]),
+		"iptables.rules":   normalizeIPVSIPTables(string(ipt.restores[0]), c.services),
 		"kube-ipvs0.addrs": addrs,
 	}
 	for _, name := range []string{"ipvs.rules", "ipset.rules", "iptables.rules", "kube-ipvs0.addrs"} {
@@ -132,6 +132,9 @@ func runIPVS(env *proxierEnv, o *options, c *cluster, mirrored []*discoveryv1.En
 	if rerr := ipt.restoreErrs[0]; rerr != nil {
 		fmt.Fprintf(os.Stderr, "oracle: the kernel refused kube-proxy's iptables-restore input: %v\n", rerr)
 		code = exitKernel
+	}
+	for _, n := range ipt.notes {
+		fmt.Fprintf(os.Stderr, "oracle: note: %s\n", n)
 	}
 	if syncErr != nil && code == exitOK {
 		fmt.Fprintf(os.Stderr, "oracle: sync: %v\n", syncErr)

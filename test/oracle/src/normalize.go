@@ -11,11 +11,14 @@ package main
 // KUBE-SERVICES (as upstream), and also filter KUBE-EXTERNAL-SERVICES and KUBE-PROXY-FIREWALL.
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
-	iptablestest "k8s.io/kubernetes/pkg/util/iptables/testing"
+	corev1 "k8s.io/api/core/v1"
+
 	utiliptables "k8s.io/kubernetes/pkg/util/iptables"
+	iptablestest "k8s.io/kubernetes/pkg/util/iptables/testing"
 )
 
 // serviceKey: ("namespace/name", "port name") from a rule comment "ns/name:port ..." or "ns/name ...".
@@ -97,4 +100,69 @@ func normalizeIPTables(data string) (string, error) {
 	sortChain(utiliptables.TableNAT, "KUBE-NODEPORTS")
 	sortChain(utiliptables.TableNAT, "KUBE-SERVICES")
 	return dump.String(), nil
+}
+
+// normalizeIPVSIPTables: ipvs mode's iptables-restore input is in a fixed order except the
+// KUBE-IPVS-OUT-FILTER drops (one per LoadBalancer ingress IP of a Service port with source
+// ranges that do not hold a node IP), which kube-proxy writes while visiting svcPortMap in Go
+// map order. kpc orders them by Service port (namespace/name, port name), then ingress order;
+// the rules carry no comment, so the key is looked up from the input Services by
+// (ip, protocol, port).
+func normalizeIPVSIPTables(data string, services []*corev1.Service) string {
+	type key struct {
+		svc, port string
+		ingress   int
+	}
+	keys := map[string]key{}
+	for _, s := range services {
+		for _, p := range s.Spec.Ports {
+			for i, ing := range s.Status.LoadBalancer.Ingress {
+				if ing.IP == "" {
+					continue
+				}
+				k := fmt.Sprintf("%s|%s|%d", ing.IP, strings.ToLower(string(p.Protocol)), p.Port)
+				if _, dup := keys[k]; !dup {
+					keys[k] = key{s.Namespace + "/" + s.Name, p.Name, i}
+				}
+			}
+		}
+	}
+	lines := strings.Split(data, "\n")
+	start := -1
+	for i := 0; i <= len(lines); i++ {
+		in := i < len(lines) && strings.HasPrefix(lines[i], "-A KUBE-IPVS-OUT-FILTER ")
+		if in && start < 0 {
+			start = i
+		}
+		if !in && start >= 0 {
+			block := lines[start:i]
+			lookup := func(l string) key {
+				f := strings.Fields(l)
+				var ip, proto, port string
+				for j := 0; j+1 < len(f); j++ {
+					switch f[j] {
+					case "--vaddr":
+						ip = f[j+1]
+					case "--vproto":
+						proto = f[j+1]
+					case "--vport":
+						port = f[j+1]
+					}
+				}
+				return keys[ip+"|"+proto+"|"+port]
+			}
+			sort.SliceStable(block, func(a, b int) bool {
+				ka, kb := lookup(block[a]), lookup(block[b])
+				if ka.svc != kb.svc {
+					return ka.svc < kb.svc
+				}
+				if ka.port != kb.port {
+					return ka.port < kb.port
+				}
+				return ka.ingress < kb.ingress
+			})
+			start = -1
+		}
+	}
+	return strings.Join(lines, "\n")
 }
