@@ -239,16 +239,23 @@ func parseCompileFlags(args []string) (*options, error) {
 		// nodeutil.GetHostname trims and lower-cases the config's value too.
 		cfg.HostnameOverride = strings.ToLower(strings.TrimSpace(cfg.HostnameOverride))
 	}
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
-		return nil, usagef("--feature-gates: %v", err)
-	}
-	if errs := validation.Validate(cfg); len(errs) != 0 {
-		return nil, usagef("invalid KubeProxyConfiguration: %v", errs.ToAggregate())
-	}
 	if len(o.files) == 0 {
 		return nil, usagef("no input: pass -f LIST.json")
 	}
 	return o, nil
+}
+
+// applyGatesAndValidate: options.go Complete's SetFromMap and Validate. It runs after the input
+// was validated, so the API server's checks see the API server's default gates, not
+// kube-proxy's --feature-gates.
+func applyGatesAndValidate(cfg *kubeproxyconfig.KubeProxyConfiguration) error {
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
+		return usagef("--feature-gates: %v", err)
+	}
+	if errs := validation.Validate(cfg); len(errs) != 0 {
+		return usagef("invalid KubeProxyConfiguration: %v", errs.ToAggregate())
+	}
+	return nil
 }
 
 type devNull struct{}

@@ -85,9 +85,16 @@ func normalizeIPTables(data string) (string, error) {
 		sort.SliceStable(chain.Rules, func(i, j int) bool {
 			ri, rj := chain.Rules[i], chain.Rules[j]
 			if name == "KUBE-SERVICES" && table == utiliptables.TableNAT {
-				if ri.Comment != nil && strings.Contains(ri.Comment.Value, "must be the last rule") {
+				li := ri.Comment != nil && strings.Contains(ri.Comment.Value, "must be the last rule")
+				lj := rj.Comment != nil && strings.Contains(rj.Comment.Value, "must be the last rule")
+				if li && lj {
+					// One per node IP when nodePortAddresses lists CIDRs; kube-proxy takes the
+					// IPs from NodePortAddresses.GetNodeIPs, a map: kpc sorts them as strings.
+					return ri.Raw < rj.Raw
+				}
+				if li {
 					return false
-				} else if rj.Comment != nil && strings.Contains(rj.Comment.Value, "must be the last rule") {
+				} else if lj {
 					return true
 				}
 			}

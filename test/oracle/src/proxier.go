@@ -307,6 +307,9 @@ func runCompile(args []string) (int, error) {
 	if err != nil {
 		return exitBadInput, err
 	}
+	if err := applyGatesAndValidate(o.cfg); err != nil {
+		return exitBadInput, err
+	}
 	mirrored, err := mirrorEndpoints(c)
 	if err != nil {
 		return exitInternal, err
