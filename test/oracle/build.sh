@@ -26,6 +26,14 @@ for v in "${versions[@]}"; do
   [[ -f "$dir/go.mod" ]] || { echo "build.sh: no $dir/go.mod" >&2; exit 2; }
   t0=$(date +%s.%N)
   cd "$dir"
+  out="$KPC_ORACLE_CACHE/bin/kpc-oracle-v$v"
+  # Up to date when the inputs (sources through the symlinks, go.mod/go.sum, overlay, Go
+  # version) hash as they did for the binary there: then nothing is built.
+  stamp="$( { go version; cat go.mod go.sum ./*.go "$here"/overlay/*.go; } | sha256sum | cut -d' ' -f1)"
+  if [[ -x "$out" && -f "$out.stamp" && "$(cat "$out.stamp")" == "$stamp" ]]; then
+    echo "up to date: $out ($("$out" version))"
+    continue
+  fi
   kver="$(awk '$1=="k8s.io/kubernetes" {print $2}' go.mod)"
   go mod download "k8s.io/kubernetes@$kver"
   kdir="$(go mod download -json "k8s.io/kubernetes@$kver" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')"
@@ -50,9 +58,9 @@ for v in "${versions[@]}"; do
   "$copy/pkg/proxy/ipvs/kpc_oracle.go": "$here/overlay/ipvs_kpc_oracle.go"
 }}
 JSON
-  out="$KPC_ORACLE_CACHE/bin/kpc-oracle-v$v"
   go build -modfile "$modfile" -overlay "$overlay" -trimpath -o "$out.tmp" .
   mv "$out.tmp" "$out"
+  echo "$stamp" > "$out.stamp"
   t1=$(date +%s.%N)
   printf 'built %s (%s) in %.1f s\n' "$out" "$("$out" version)" "$(echo "$t1 - $t0" | bc)"
 done

@@ -131,8 +131,11 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		}
 		switch v := internal.(type) {
 		case *core.Service:
-			o.errs = registryPrepareServiceCreate(v)
-			o.errs = append(o.errs, dropAllocatedRequired(corevalidation.ValidateServiceCreate(v))...)
+			// The registry's BeginCreate runs before the strategy's Validate and, when it
+			// fails, is the whole answer (apiserver generic registry Store.Create).
+			if o.errs = registryPrepareServiceCreate(v); len(o.errs) == 0 {
+				o.errs = dropAllocatedRequired(corevalidation.ValidateServiceCreate(v))
+			}
 			o.stored = &corev1.Service{}
 		case *core.Endpoints:
 			o.errs = corevalidation.ValidateEndpointsCreate(v)
