@@ -55,7 +55,8 @@ for v in "${versions[@]}"; do
   cat > "$overlay" <<JSON
 {"Replace": {
   "$copy/pkg/proxy/iptables/kpc_oracle.go": "$here/overlay/iptables_kpc_oracle.go",
-  "$copy/pkg/proxy/ipvs/kpc_oracle.go": "$here/overlay/ipvs_kpc_oracle.go"
+  "$copy/pkg/proxy/ipvs/kpc_oracle.go": "$here/overlay/ipvs_kpc_oracle.go",
+  "$copy/pkg/proxy/nftables/kpc_oracle.go": "$here/overlay/nftables_kpc_oracle.go"
 }}
 JSON
   go build -modfile "$modfile" -overlay "$overlay" -trimpath -o "$out.tmp" .

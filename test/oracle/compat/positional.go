@@ -8,6 +8,7 @@ import (
 	"k8s.io/kubernetes/pkg/proxy/ipvs"
 	utilipset "k8s.io/kubernetes/pkg/proxy/ipvs/ipset"
 	utilipvs "k8s.io/kubernetes/pkg/proxy/ipvs/util"
+	"k8s.io/kubernetes/pkg/proxy/nftables"
 )
 
 func newIPTablesProxier(e *proxierEnv) (*iptables.Proxier, error) {
@@ -25,4 +26,11 @@ func newIPVSProxier(e *proxierEnv, ipvsIf utilipvs.Interface, ipsetIf utilipset.
 		c.IPVS.TCPTimeout.Duration, c.IPVS.TCPFinTimeout.Duration, c.IPVS.UDPTimeout.Duration,
 		c.Linux.MasqueradeAll, int(*c.IPTables.MasqueradeBit), e.detector, e.nodeName, e.nodeIP,
 		e.recorder, nil, c.IPVS.Scheduler, c.NodePortAddresses, false)
+}
+
+func newNFTablesProxier(e *proxierEnv) (*nftables.Proxier, error) {
+	c := e.cfg
+	return nftables.NewProxier(e.ctx, e.family, c.SyncPeriod.Duration, c.MinSyncPeriod.Duration,
+		c.Linux.MasqueradeAll, int(*c.NFTables.MasqueradeBit), e.detector, e.nodeName, e.nodeIP,
+		e.recorder, nil, c.NodePortAddresses, false)
 }

@@ -14,6 +14,7 @@ require (
 	k8s.io/kube-proxy v0.0.0
 	k8s.io/kubernetes v1.35.4
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4
+	sigs.k8s.io/knftables v0.0.21
 )
 
 require (

@@ -14,6 +14,7 @@ require (
 	k8s.io/kube-proxy v0.0.0
 	k8s.io/kubernetes v1.36.3
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2
+	sigs.k8s.io/knftables v0.0.21
 )
 
 require (
