@@ -86,7 +86,21 @@ async function main(argv: string[]): Promise<number> {
   }
   const wrote: string[] = [];
   if (args.shrink) {
+    // One shrink per kind of disagreement (release, mode, and the first difference with its
+    // line number left out); the other seeds of that kind are listed with it.
+    const kinds = new Map<string, number[]>();
+    const firsts: typeof verdicts = [];
     for (const v of verdicts.filter((x) => !x.agree)) {
+      const kind = `${v.version} ${v.mode} ${v.detail.replace(/line \d+/, 'line N')}`;
+      const seen = kinds.get(kind);
+      if (seen) seen.push(v.seed);
+      else {
+        kinds.set(kind, [v.seed]);
+        firsts.push(v);
+      }
+    }
+    for (const [kind, seeds] of kinds) console.log(`kind (${seeds.length} seeds: ${seeds.slice(0, 12).join(',')}${seeds.length > 12 ? ',…' : ''}): v${kind.slice(0, 300)}`);
+    for (const v of firsts) {
       const s = await shrink(v.version, v.mode, v.flags, v.items);
       const line = `shrunk v${v.version} ${v.mode} seed ${v.seed}: ${s.items.length} objects, ${s.flags.length} flag words: ${s.detail}`;
       console.log(line);
