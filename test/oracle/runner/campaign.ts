@@ -16,6 +16,8 @@ export interface Verdict {
   mode: Mode;
   seed: number;
   agree: boolean;
+  /** Both refused the input (same non-zero exit): agreement, but nothing compiled. */
+  bothRejected: boolean;
   /** One line: what differs first. */
   detail: string;
 }
@@ -78,7 +80,8 @@ export async function checkSeed(version: string, mode: Mode, seed: number): Prom
   const g = generate(seed, mode, version);
   const { kpc, oracle } = await runBoth(version, mode, g.flags, g.items);
   const detail = compareRuns(mode, kpc, oracle);
-  return { version, mode, seed, agree: detail === '', detail, flags: g.flags, items: g.items };
+  const bothRejected = detail === '' && oracle.code !== 0;
+  return { version, mode, seed, agree: detail === '', bothRejected, detail, flags: g.flags, items: g.items };
 }
 
 // ---- shrinking ------------------------------------------------------------------------------

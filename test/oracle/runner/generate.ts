@@ -278,14 +278,19 @@ export function generate(seed: number, mode: Mode, version: string): Generated {
         seen.add(a);
         return true;
       });
-      items.push({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: { name: `${name}-${f === 'IPv4' ? 'v4' : 'v6'}${g.int(100, 999)}`, namespace: ns, labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
-        addressType: f,
-        ports: slicePorts,
-        endpoints: uniq,
-      });
+      // At most 100 endpoints per slice, as the EndpointSlice controller makes them (the API
+      // allows 1000); a Service with > 1,000 endpoints gets many slices.
+      const sliceName = `${name}-${f === 'IPv4' ? 'v4' : 'v6'}${g.int(100, 999)}`;
+      for (let k = 0; k === 0 || k * 100 < uniq.length; k++) {
+        items.push({
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: k === 0 ? sliceName : `${sliceName}-${k}`, namespace: ns, labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+          addressType: f,
+          ports: slicePorts,
+          endpoints: uniq.slice(k * 100, k * 100 + 100),
+        });
+      }
     }
   }
   // Service names must be unique per namespace: make them so.

@@ -76,12 +76,13 @@ async function main(argv: string[]): Promise<number> {
     if (!r.agree) console.log(`disagree v${t.version} ${t.mode} seed ${t.seed}: ${r.detail}`);
     return r;
   });
-  const per = new Map<string, { n: number; agree: number }>();
+  const per = new Map<string, { n: number; agree: number; rejected: number }>();
   for (const v of verdicts) {
     const k = `v${v.version} ${v.mode}`;
-    const e = per.get(k) ?? { n: 0, agree: 0 };
+    const e = per.get(k) ?? { n: 0, agree: 0, rejected: 0 };
     e.n++;
     if (v.agree) e.agree++;
+    if (v.bothRejected) e.rejected++;
     per.set(k, e);
   }
   const wrote: string[] = [];
@@ -108,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   for (const w of wrote) console.log(`wrote ${w}`);
-  for (const [k, e] of per) console.log(`oracle: ${k}: ${e.agree}/${e.n} agree`);
+  for (const [k, e] of per) console.log(`oracle: ${k}: ${e.agree}/${e.n} agree${e.rejected ? ` (${e.rejected} of them: both refused the input)` : ''}`);
   const agree = verdicts.filter((v) => v.agree).length;
   console.log(`oracle: ${((Date.now() - t0) / 1000).toFixed(1)} s for ${verdicts.length} comparisons`);
   console.log(`oracle: ${agree}/${verdicts.length} agree`);
