@@ -46,7 +46,10 @@ type options struct {
 	randomFully bool
 	nfacct      bool
 	nftOutput   string
-	cfg         *kubeproxyconfig.KubeProxyConfiguration
+	// raw: print the restore bytes as kube-proxy passed them (Go map order between Services),
+	// not in kpc's normal form.
+	raw bool
+	cfg *kubeproxyconfig.KubeProxyConfiguration
 }
 
 // kpc's bool flags take `--flag`, `--flag=bool` and `--flag bool`; pflag only the first two,
@@ -157,6 +160,7 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.nfacct, "nfacct", false, "")
 	fs.BoolVar(&noNFAcct, "no-nfacct", false, "")
 	fs.StringVar(&o.nftOutput, "nft-output", "transaction", "")
+	fs.BoolVar(&o.raw, "raw", false, "")
 	fs.BoolVar(&standalone, "standalone", false, "")
 	fs.StringVar(&ipValidation, "ip-validation", "legacy", "")
 	fs.StringVar(&nodePortRange, "service-node-port-range", "30000-32767", "")

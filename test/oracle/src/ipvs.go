@@ -109,8 +109,11 @@ func runIPVS(env *proxierEnv, o *options, c *cluster, mirrored []*discoveryv1.En
 	files := map[string]string{
 		"ipvs.rules":       renderIPVS(fipvs),
 		"ipset.rules":      setsText,
-		"iptables.rules":   normalizeIPVSIPTables(string(ipt.restores[0]), c.services),
+		"iptables.rules":   string(ipt.restores[0]),
 		"kube-ipvs0.addrs": addrs,
+	}
+	if !o.raw {
+		files["iptables.rules"] = normalizeIPVSIPTables(files["iptables.rules"], c.services)
 	}
 	for _, name := range []string{"ipvs.rules", "ipset.rules", "iptables.rules", "kube-ipvs0.addrs"} {
 		if err := writeOut(o.outDir, name, files[name]); err != nil {

@@ -14,6 +14,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,10 @@ func main() {
 func run(args []string) int {
 	if os.Getenv("KPC_ORACLE_DEBUG") == "" {
 		// kube-proxy's info logs; KPC_ORACLE_DEBUG=1 keeps them (and prints every restore).
-		klog.LogToStderr(false)
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
 		klog.SetOutput(io.Discard)
 	}
 	if len(args) == 0 {

@@ -366,7 +366,10 @@ func runCompile(args []string) (int, error) {
 			return exitInternal, fmt.Errorf("the proxier wrote nothing (sync: %v)", syncErr)
 		}
 		debugRestores(ipt)
-		text, err := normalizeIPTables(string(ipt.restores[0]))
+		text, err := string(ipt.restores[0]), error(nil)
+		if !o.raw {
+			text, err = normalizeIPTables(text)
+		}
 		if err != nil {
 			return exitInternal, err
 		}
