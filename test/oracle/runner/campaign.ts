@@ -36,20 +36,25 @@ export async function kpcHasVersionFlag(): Promise<boolean> {
   return kpcVersionFlag;
 }
 
-async function runBoth(version: string, mode: Mode, flags: readonly string[], items: readonly Item[]): Promise<{ kpc: RunResult; oracle: RunResult }> {
+async function runBoth(version: string, mode: Mode, flags: readonly string[], items: readonly Item[], config?: string): Promise<{ kpc: RunResult; oracle: RunResult }> {
   const text = listJSON(items);
   const tmp = writeTemp('cluster.json', text);
+  const cfg = config === undefined ? undefined : writeTemp('config.yaml', config);
   try {
-    const argv = ['compile', ...flags, '-f', tmp.path];
+    const argv = ['compile', ...flags, '-f', tmp.path, ...(cfg ? ['--config', cfg.path] : [])];
     const bundle = mode === 'ipvs';
     const kpcArgv = (await kpcHasVersionFlag()) ? [...argv, '--kube-proxy-version', version] : argv;
-    const key = createHash('sha256').update(JSON.stringify([mode, kpcArgv.filter((a) => a !== tmp.path), text])).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify([mode, kpcArgv.filter((a) => a !== tmp.path && a !== cfg?.path), text, config ?? null])).digest('hex');
     let kpcRun = kpcCache.get(key);
     if (!kpcRun) {
-      // The temp file is gone once this call returns: kpc gets its own copy.
+      // The temp files are gone once this call returns: kpc gets its own copies.
       const own = writeTemp('cluster.json', text);
-      const ownArgv = kpcArgv.map((a) => (a === tmp.path ? own.path : a));
-      kpcRun = runKpcCli(ownArgv, bundle).finally(own.cleanup);
+      const ownCfg = config === undefined ? undefined : writeTemp('config.yaml', config);
+      const ownArgv = kpcArgv.map((a) => (a === tmp.path ? own.path : a === cfg?.path ? ownCfg!.path : a));
+      kpcRun = runKpcCli(ownArgv, bundle).finally(() => {
+        own.cleanup();
+        ownCfg?.cleanup();
+      });
       kpcCache.set(key, kpcRun);
       if (kpcCache.size > 2000) kpcCache.delete(kpcCache.keys().next().value!);
     }
@@ -57,6 +62,7 @@ async function runBoth(version: string, mode: Mode, flags: readonly string[], it
     return { kpc, oracle };
   } finally {
     tmp.cleanup();
+    cfg?.cleanup();
   }
 }
 
@@ -76,12 +82,12 @@ export function compareRuns(mode: Mode, kpc: RunResult, oracle: RunResult): stri
   return '';
 }
 
-export async function checkSeed(version: string, mode: Mode, seed: number): Promise<Verdict & { flags: string[]; items: Item[] }> {
+export async function checkSeed(version: string, mode: Mode, seed: number): Promise<Verdict & { flags: string[]; items: Item[]; config?: string }> {
   const g = generate(seed, mode, version);
-  const { kpc, oracle } = await runBoth(version, mode, g.flags, g.items);
+  const { kpc, oracle } = await runBoth(version, mode, g.flags, g.items, g.config);
   const detail = compareRuns(mode, kpc, oracle);
   const bothRejected = detail === '' && oracle.code !== 0;
-  return { version, mode, seed, agree: detail === '', bothRejected, detail, flags: g.flags, items: g.items };
+  return { version, mode, seed, agree: detail === '', bothRejected, detail, flags: g.flags, items: g.items, ...(g.config ? { config: g.config } : {}) };
 }
 
 // ---- shrinking ------------------------------------------------------------------------------
@@ -164,6 +170,7 @@ function* candidates(flags: string[], items: Item[]): Generator<{ flags: string[
 }
 
 export interface Shrunk {
+  config?: string;
   flags: string[];
   items: Item[];
   oracle: RunResult;
@@ -172,9 +179,9 @@ export interface Shrunk {
 }
 
 /** Greedy shrink: take any smaller variant on which kpc and the oracle still disagree the same way. */
-export async function shrink(version: string, mode: Mode, flags: string[], items: Item[], budget = 250): Promise<Shrunk> {
+export async function shrink(version: string, mode: Mode, flags: string[], items: Item[], config?: string, budget = 250): Promise<Shrunk> {
   let cur = { flags, items };
-  let runs = await runBoth(version, mode, flags, items);
+  let runs = await runBoth(version, mode, flags, items, config);
   let detail = compareRuns(mode, runs.kpc, runs.oracle);
   const sameKind = (r: { kpc: RunResult; oracle: RunResult }) => r.oracle.code === runs.oracle.code && r.kpc.code === runs.kpc.code;
   let steps = 0;
@@ -183,7 +190,7 @@ export async function shrink(version: string, mode: Mode, flags: string[], items
     progress = false;
     for (const cand of candidates(cur.flags, cur.items)) {
       if (steps++ >= budget) break;
-      const r = await runBoth(version, mode, cand.flags, cand.items);
+      const r = await runBoth(version, mode, cand.flags, cand.items, config);
       const d = compareRuns(mode, r.kpc, r.oracle);
       if (d !== '' && sameKind(r)) {
         cur = cand;
@@ -194,7 +201,7 @@ export async function shrink(version: string, mode: Mode, flags: string[], items
       }
     }
   }
-  return { ...cur, oracle: runs.oracle, detail, steps };
+  return { ...cur, ...(config ? { config } : {}), oracle: runs.oracle, detail, steps };
 }
 
 /** Writes a shrunk disagreement as a golden case (expected = the oracle's output). */
@@ -213,6 +220,7 @@ export function writeCase(root: string, version: string, mode: Mode, seed: numbe
     notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n`,
   };
   writeFileSync(join(dir, 'case.yaml'), stringify(spec, { lineWidth: 0 }));
+  if (s.config) writeFileSync(join(dir, 'config.yaml'), s.config);
   if (s.oracle.code === 0 || s.oracle.code === 4) {
     if (mode === 'ipvs') {
       mkdirSync(join(dir, 'expected'), { recursive: true });

@@ -34,6 +34,63 @@ export interface Generated {
   /** Flags after `compile` (no -f, no -o): the same for kpc and the oracle. */
   flags: string[];
   items: Record<string, unknown>[];
+  /** A KubeProxyConfiguration (v1alpha1, YAML) passed as --config, for some seeds. */
+  config?: string;
+}
+
+/**
+ * For one seed in six (drawn from a stream of its own, so the cluster is the same either way),
+ * the knobs that have a KubeProxyConfiguration field move from the flags into a v1alpha1
+ * config file (kube-proxy's codec decodes and defaults it; kpc reads it with --config).
+ */
+export function moveFlagsToConfig(seed: number, flags: string[]): { flags: string[]; config?: string } {
+  const r = rng(seed * 104729 + 7);
+  if (r() >= 1 / 6) return { flags };
+  const rest: string[] = [];
+  const lines: string[] = ['apiVersion: kubeproxy.config.k8s.io/v1alpha1', 'kind: KubeProxyConfiguration'];
+  const iptables: string[] = [];
+  const ipvs: string[] = [];
+  const detectLocal: string[] = [];
+  const q = (v: string) => JSON.stringify(v);
+  for (let i = 0; i < flags.length; i++) {
+    const f = flags[i]!;
+    const [name, inline] = f.split('=', 2) as [string, string | undefined];
+    const value = () => inline ?? flags[++i]!;
+    const keep = r() < 0.25; // some knobs stay flags (kpc: flags override the config)
+    if (keep) {
+      rest.push(f);
+      if (inline === undefined && !['--masquerade-all', '--conntrack-tcp-be-liberal', '--ipvs-strict-arp', '--nfacct', '--no-masquerade-random-fully'].includes(name)) rest.push(flags[++i]!);
+      continue;
+    }
+    switch (name) {
+      case '--hostname-override': lines.push(`hostnameOverride: ${q(value())}`); break;
+      case '--proxy-mode': lines.push(`mode: ${q(value())}`); break;
+      case '--cluster-cidr': lines.push(`clusterCIDR: ${q(value())}`); break;
+      case '--detect-local-mode': lines.push(`detectLocalMode: ${q(value())}`); break;
+      case '--pod-bridge-interface': detectLocal.push(`  bridgeInterface: ${q(value())}`); break;
+      case '--pod-interface-name-prefix': detectLocal.push(`  interfaceNamePrefix: ${q(value())}`); break;
+      case '--masquerade-all': iptables.push('  masqueradeAll: true'); break;
+      case '--iptables-masquerade-bit': iptables.push(`  masqueradeBit: ${value()}`); break;
+      case '--iptables-localhost-nodeports': iptables.push(`  localhostNodePorts: ${value()}`); break;
+      case '--nodeport-addresses': lines.push(`nodePortAddresses: [${value().split(',').map(q).join(', ')}]`); break;
+      case '--conntrack-tcp-be-liberal': lines.push('conntrack:', '  tcpBeLiberal: true'); break;
+      case '--ipvs-scheduler': ipvs.push(`  scheduler: ${q(value())}`); break;
+      case '--ipvs-strict-arp': ipvs.push('  strictARP: true'); break;
+      case '--ipvs-tcp-timeout': ipvs.push(`  tcpTimeout: ${q(value())}`); break;
+      case '--ipvs-tcpfin-timeout': ipvs.push(`  tcpFinTimeout: ${q(value())}`); break;
+      case '--ipvs-udp-timeout': ipvs.push(`  udpTimeout: ${q(value())}`); break;
+      case '--ipvs-exclude-cidrs': ipvs.push(`  excludeCIDRs: [${value().split(',').map(q).join(', ')}]`); break;
+      case '--feature-gates': lines.push('featureGates:', ...value().split(',').map((kv) => `  ${kv.split('=')[0]}: ${kv.split('=')[1]}`)); break;
+      default:
+        // Host facts and kpc-only flags have no config field.
+        rest.push(f);
+        if (inline === undefined && ['--node-ip', '--ip-family'].includes(name)) rest.push(flags[++i]!);
+    }
+  }
+  if (iptables.length) lines.push('iptables:', ...iptables);
+  if (ipvs.length) lines.push('ipvs:', ...ipvs);
+  if (detectLocal.length) lines.push('detectLocal:', ...detectLocal);
+  return { flags: rest, config: lines.join('\n') + '\n' };
 }
 
 type Fam = 'IPv4' | 'IPv6';
@@ -302,5 +359,7 @@ export function generate(seed: number, mode: Mode, version: string): Generated {
     if (names.has(k)) throw new Error(`generator: duplicate ${k}`);
     names.add(k);
   }
-  return { seed, flags, items: g.shuffle(items) };
+  const shuffled = g.shuffle(items);
+  const moved = moveFlagsToConfig(seed, flags);
+  return { seed, flags: moved.flags, items: shuffled, ...(moved.config ? { config: moved.config } : {}) };
 }

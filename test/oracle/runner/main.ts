@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
     }
     for (const [kind, seeds] of kinds) console.log(`kind (${seeds.length} seeds: ${seeds.slice(0, 12).join(',')}${seeds.length > 12 ? ',…' : ''}): v${kind.slice(0, 300)}`);
     for (const v of firsts) {
-      const s = await shrink(v.version, v.mode, v.flags, v.items);
+      const s = await shrink(v.version, v.mode, v.flags, v.items, v.config);
       const line = `shrunk v${v.version} ${v.mode} seed ${v.seed}: ${s.items.length} objects, ${s.flags.length} flag words: ${s.detail}`;
       console.log(line);
       if (args.cases) wrote.push(writeCase(args.cases, v.version, v.mode, v.seed, s, oracleVersions.get(v.version)!));
