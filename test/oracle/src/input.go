@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,6 +136,17 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 			// fails, is the whole answer (apiserver generic registry Store.Create).
 			if o.errs = registryPrepareServiceCreate(v); len(o.errs) == 0 {
 				o.errs = dropAllocatedRequired(corevalidation.ValidateServiceCreate(v))
+			}
+			// A create drops the status (svcStrategy.PrepareForCreate); a Service read back
+			// with one got it through the status subresource: ValidateServiceStatusUpdate.
+			if len(o.errs) == 0 && !reflect.DeepEqual(v.Status, core.ServiceStatus{}) {
+				updated := v.DeepCopy()
+				if updated.ResourceVersion == "" {
+					updated.ResourceVersion = "1" // the stored object's; an update must name one
+				}
+				created := updated.DeepCopy()
+				created.Status = core.ServiceStatus{}
+				o.errs = corevalidation.ValidateServiceStatusUpdate(updated, created)
 			}
 			o.stored = &corev1.Service{}
 		case *core.Endpoints:
