@@ -68,7 +68,12 @@ async function runBoth(version: string, mode: Mode, flags: readonly string[], it
 
 /** "" when kpc and the oracle agree, else what differs first. */
 export function compareRuns(mode: Mode, kpc: RunResult, oracle: RunResult): string {
-  const lastLine = (s: string) => s.trim().split('\n').filter((l) => !l.startsWith('oracle: note')).slice(-1)[0] ?? '';
+  // The first line that says what is wrong (not a warning, note or the closing count).
+  const lastLine = (s: string) => {
+    const lines = s.trim().split('\n').filter((l) => l !== '' && !l.startsWith('oracle: note'));
+    const why = lines.find((l) => !/warning|^error: \d+ problem/.test(l)) ?? lines.at(-1) ?? '';
+    return why.replace(/^\/tmp\/kpc-oracle-[^/]+\//, '');
+  };
   if (oracle.code !== 0 || kpc.code !== 0) {
     if (oracle.code === kpc.code) return '';
     return `exit: oracle ${oracle.code} (${lastLine(oracle.stderr)}) / kpc ${kpc.code} (${lastLine(kpc.stderr)})`;

@@ -161,6 +161,10 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs.BoolVar(&noNFAcct, "no-nfacct", false, "")
 	fs.StringVar(&o.nftOutput, "nft-output", "transaction", "")
 	fs.BoolVar(&o.raw, "raw", false, "")
+	// The cases written for later releases name their release for kpc (issue 15); the oracle
+	// is one release and refuses another.
+	var kubeProxyVersion string
+	fs.StringVar(&kubeProxyVersion, "kube-proxy-version", "", "")
 	fs.BoolVar(&standalone, "standalone", false, "")
 	fs.StringVar(&ipValidation, "ip-validation", "legacy", "")
 	fs.StringVar(&nodePortRange, "service-node-port-range", "30000-32767", "")
@@ -199,6 +203,9 @@ func parseCompileFlags(args []string) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments: %v", fs.Args())
+	}
+	if kubeProxyVersion != "" && !strings.HasPrefix(strings.TrimPrefix(kubeVersion(), "v"), strings.TrimPrefix(kubeProxyVersion, "v")+".") {
+		return nil, usagef("--kube-proxy-version %s: this oracle is kube-proxy %s", kubeProxyVersion, kubeVersion())
 	}
 	if standalone {
 		return nil, usagef("--standalone: the oracle prints what kube-proxy passes to iptables-restore only")
