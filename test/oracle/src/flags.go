@@ -17,7 +17,6 @@ package main
 //     pkg/proxy/apis/config/validation Validate.
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -273,7 +272,6 @@ type devNull struct{}
 
 func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 
-var _ = fmt.Sprintf
 
 // parseValidateFlags takes -f, -n and ignores kpc's other flags (validation does not depend on them).
 func parseValidateFlags(args []string) (*options, error) {

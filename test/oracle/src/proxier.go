@@ -35,7 +35,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -448,7 +447,6 @@ func writeOut(dir, name, text string) error {
 	return os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
 }
 
-var _ = sort.Strings
 
 func debugRestores(ipt *captureIPT) {
 	if os.Getenv("KPC_ORACLE_DEBUG") == "" {
