@@ -272,7 +272,6 @@ type devNull struct{}
 
 func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 
-
 // parseValidateFlags takes -f, -n and ignores kpc's other flags (validation does not depend on them).
 func parseValidateFlags(args []string) (*options, error) {
 	o := &options{namespace: "default"}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,7 +57,27 @@ func mirrorEndpoints(c *cluster) ([]*discoveryv1.EndpointSlice, error) {
 	factory.WaitForCacheSync(ctx.Done())
 	go ctrl.Run(ctx, 1)
 
-	// Done when the controller's output has not changed for a while.
+	// Done when every Endpoints object the controller will mirror has slices and the output has
+	// not changed for a while (the wait condition only; what is printed is what the controller
+	// made). Mirrored: the Service exists without a selector, no skip-mirror label, no
+	// leader-election annotation, at least one address (controller and utils.go).
+	waiting := map[string]bool{}
+	services := map[string]*corev1.Service{}
+	for _, s := range c.services {
+		services[s.Namespace+"/"+s.Name] = s
+	}
+	for _, e := range c.endpoints {
+		key := e.Namespace + "/" + e.Name
+		svc := services[key]
+		addrs := 0
+		for _, ss := range e.Subsets {
+			addrs += len(ss.Addresses) + len(ss.NotReadyAddresses)
+		}
+		_, leader := e.Annotations["control-plane.alpha.kubernetes.io/leader"]
+		if svc != nil && len(svc.Spec.Selector) == 0 && e.Labels["endpointslice.kubernetes.io/skip-mirror"] != "true" && !leader && addrs > 0 {
+			waiting[key] = true
+		}
+	}
 	given := map[string]bool{}
 	for _, s := range c.slices {
 		given[s.Namespace+"/"+s.Name] = true
@@ -73,11 +94,13 @@ func mirrorEndpoints(c *cluster) ([]*discoveryv1.EndpointSlice, error) {
 		}
 		result = result[:0]
 		sig := ""
+		seen := map[string]bool{}
 		for i := range list.Items {
 			s := &list.Items[i]
 			if given[s.Namespace+"/"+s.Name] {
 				continue
 			}
+			seen[s.Namespace+"/"+s.Labels[discoveryv1.LabelServiceName]] = true
 			result = append(result, s.DeepCopy())
 			sig += fmt.Sprintf("%s/%s@%s;", s.Namespace, s.Name, s.ResourceVersion)
 			for _, ep := range s.Endpoints {
@@ -88,9 +111,15 @@ func mirrorEndpoints(c *cluster) ([]*discoveryv1.EndpointSlice, error) {
 			last, stableSince = sig, time.Now()
 			continue
 		}
-		if time.Since(stableSince) > 400*time.Millisecond {
+		complete := true
+		for k := range waiting {
+			if !seen[k] {
+				complete = false
+			}
+		}
+		if complete && time.Since(stableSince) > 300*time.Millisecond {
 			return result, nil
 		}
 	}
-	return nil, fmt.Errorf("the EndpointSlice mirroring controller did not settle in 20 s")
+	return nil, fmt.Errorf("the EndpointSlice mirroring controller did not mirror every Endpoints object in 20 s")
 }

@@ -447,7 +447,6 @@ func writeOut(dir, name, text string) error {
 	return os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
 }
 
-
 func debugRestores(ipt *captureIPT) {
 	if os.Getenv("KPC_ORACLE_DEBUG") == "" {
 		return
