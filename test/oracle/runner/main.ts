@@ -1,0 +1,125 @@
+/**
+ * npm run oracle -- [--versions 1.34,1.35,1.36,1.37] [--modes iptables,ipvs] [--seeds A-B]
+ *                   [--jobs N] [--no-shrink] [--cases DIR | --no-cases] [--validation]
+ *
+ * Compiles each generated seed with kpc (node bin/kpc.js compile …) and with the oracle
+ * (kube-proxy's own code, test/oracle/build.sh), prints one line per disagreement and last
+ * `oracle: N/M agree`; exit 0 only when N = M. A disagreement is shrunk and written as a golden
+ * case under fixtures/oracle/<version>-<mode>-<seed>/ (expected = the oracle's output).
+ * kpc has no --kube-proxy-version yet (it is passed when `kpc compile --help` lists it): every
+ * release is compared with kpc's current (v1.34) output.
+ * --validation: mutated inputs, kpc validate vs the API server's validation (validation.ts).
+ */
+
+import { existsSync } from 'node:fs';
+import { checkSeed, DEFAULT_CASE_ROOT, kpcHasVersionFlag, shrink, writeCase } from './campaign.js';
+import { kpcBin, MODES, type Mode, oracleBinary, pool, runProcess, VERSIONS } from './common.js';
+import { runValidationCampaign } from './validation.js';
+
+interface Args {
+  versions: string[];
+  modes: Mode[];
+  seeds: [number, number];
+  jobs: number;
+  shrink: boolean;
+  cases: string | undefined;
+  validation: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { versions: [...VERSIONS], modes: [...MODES], seeds: [1, 50], jobs: 2, shrink: true, cases: DEFAULT_CASE_ROOT, validation: false };
+  for (let i = 0; i < argv.length; i++) {
+    const f = argv[i]!;
+    const v = () => {
+      const x = argv[++i];
+      if (x === undefined) throw new Error(`${f} needs a value`);
+      return x;
+    };
+    if (f === '--versions') a.versions = v().split(',').map((s) => s.replace(/^v/, ''));
+    else if (f === '--modes') a.modes = v().split(',') as Mode[];
+    else if (f === '--seeds') {
+      const m = /^(\d+)(?:-(\d+))?$/.exec(v());
+      if (!m) throw new Error('--seeds A-B');
+      a.seeds = [Number(m[1]), Number(m[2] ?? m[1])];
+    } else if (f === '--jobs') a.jobs = Number(v());
+    else if (f === '--no-shrink') a.shrink = false;
+    else if (f === '--cases') a.cases = v();
+    else if (f === '--no-cases') a.cases = undefined;
+    else if (f === '--validation') a.validation = true;
+    else throw new Error(`unknown flag ${f}`);
+  }
+  for (const m of a.modes) if (!(MODES as readonly string[]).includes(m)) throw new Error(`--modes: ${m}`);
+  return a;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  for (const v of args.versions) {
+    if (!existsSync(oracleBinary(v))) {
+      console.error(`oracle: ${oracleBinary(v)} is missing: run test/oracle/build.sh ${v}`);
+      return 2;
+    }
+  }
+  if (!existsSync(kpcBin())) {
+    console.error('oracle: bin/kpc.js is missing: npm run build');
+    return 2;
+  }
+  if (args.validation) return runValidationCampaign(args.versions, args.seeds, args.jobs);
+  const t0 = Date.now();
+  if (!(await kpcHasVersionFlag())) console.log('oracle: kpc has no --kube-proxy-version: every release is compared with kpc\'s current output (v1.34)');
+  const oracleVersions = new Map<string, string>();
+  for (const v of args.versions) oracleVersions.set(v, (await runProcess(oracleBinary(v), ['version'])).stdout.trim().split(' ').pop()!);
+  const tasks: { version: string; mode: Mode; seed: number }[] = [];
+  for (let seed = args.seeds[0]; seed <= args.seeds[1]; seed++) for (const mode of args.modes) for (const version of args.versions) tasks.push({ version, mode, seed });
+  const verdicts = await pool(tasks, args.jobs, async (t) => {
+    const r = await checkSeed(t.version, t.mode, t.seed);
+    if (!r.agree) console.log(`disagree v${t.version} ${t.mode} seed ${t.seed}: ${r.detail}`);
+    return r;
+  });
+  const per = new Map<string, { n: number; agree: number; rejected: number }>();
+  for (const v of verdicts) {
+    const k = `v${v.version} ${v.mode}`;
+    const e = per.get(k) ?? { n: 0, agree: 0, rejected: 0 };
+    e.n++;
+    if (v.agree) e.agree++;
+    if (v.bothRejected) e.rejected++;
+    per.set(k, e);
+  }
+  const wrote: string[] = [];
+  if (args.shrink) {
+    // One shrink per kind of disagreement (release, mode, and the first difference with its
+    // line number left out); the other seeds of that kind are listed with it.
+    const kinds = new Map<string, number[]>();
+    const firsts: typeof verdicts = [];
+    for (const v of verdicts.filter((x) => !x.agree)) {
+      const kind = `${v.version} ${v.mode} ${v.detail.replace(/line \d+/, 'line N')}`;
+      const seen = kinds.get(kind);
+      if (seen) seen.push(v.seed);
+      else {
+        kinds.set(kind, [v.seed]);
+        firsts.push(v);
+      }
+    }
+    for (const [kind, seeds] of kinds) console.log(`kind (${seeds.length} seeds: ${seeds.slice(0, 12).join(',')}${seeds.length > 12 ? ',…' : ''}): v${kind.slice(0, 300)}`);
+    for (const v of firsts) {
+      const s = await shrink(v.version, v.mode, v.flags, v.items, v.config);
+      const line = `shrunk v${v.version} ${v.mode} seed ${v.seed}: ${s.items.length} objects, ${s.flags.length} flag words: ${s.detail}`;
+      console.log(line);
+      if (args.cases) wrote.push(writeCase(args.cases, v.version, v.mode, v.seed, s, oracleVersions.get(v.version)!));
+    }
+  }
+  for (const w of wrote) console.log(`wrote ${w}`);
+  for (const [k, e] of per) console.log(`oracle: ${k}: ${e.agree}/${e.n} agree${e.rejected ? ` (${e.rejected} of them: both refused the input)` : ''}`);
+  const agree = verdicts.filter((v) => v.agree).length;
+  console.log(`oracle: ${((Date.now() - t0) / 1000).toFixed(1)} s for ${verdicts.length} comparisons`);
+  console.log(`oracle: ${agree}/${verdicts.length} agree`);
+  return agree === verdicts.length ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (c) => process.exit(c),
+  (e) => {
+    console.error(`oracle: ${(e as Error).stack ?? e}`);
+    process.exit(3);
+  },
+);

@@ -1,0 +1,1 @@
+../compat/config.go
