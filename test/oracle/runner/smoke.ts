@@ -36,6 +36,8 @@ export function loadCases(prefixes: readonly string[]): Case[] {
   const root = join(REPO_ROOT, 'fixtures');
   return findCases(root)
     .filter((d) => prefixes.length === 0 || prefixes.some((p) => relative(root, d).startsWith(p)))
+    // nftables cases compare in knftables' dump form (their own runner); DNS cases are not kube-proxy's.
+    .filter((d) => !existsSync(join(d, 'expected.dump')) && !existsSync(join(d, 'expected.zone')))
     .map((dir) => {
       const spec = parse(readFileSync(join(dir, 'case.yaml'), 'utf8')) as Record<string, unknown>;
       const c: Case = { name: relative(root, dir), dir, args: (spec.args as unknown[]).map(String), exit: typeof spec.exit === 'number' ? spec.exit : 0 };

@@ -75,7 +75,8 @@ export interface ValidationVerdict {
 function kpcMessages(stderr: string): string[] {
   const out: string[] = [];
   for (const line of stderr.split('\n')) {
-    const m = /^[^:]+:\d+:\d+: (.*)$/.exec(line);
+    // `FILE:L:C: [Kind ns/name: ]field: message`: in a file of several objects kpc names the object.
+    const m = /^[^:]+:\d+:\d+: (?:[A-Z][A-Za-z]+ [^\s:]+: )?(.*)$/.exec(line);
     if (m && !m[1]!.startsWith('warning')) out.push(m[1]!);
   }
   return out.sort();

@@ -160,6 +160,12 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs.BoolVar(&noNFAcct, "no-nfacct", false, "")
 	fs.StringVar(&o.nftOutput, "nft-output", "transaction", "")
 	fs.BoolVar(&o.raw, "raw", false, "")
+	// kpc's input and output-shaping flags that change nothing kube-proxy programs.
+	var allowEmpty, quiet bool
+	var maxInputSize string
+	fs.BoolVar(&allowEmpty, "allow-empty", false, "")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "")
+	fs.StringVar(&maxInputSize, "max-input-size", "", "")
 	// The cases written for later releases name their release for kpc (issue 15); the oracle
 	// is one release and refuses another.
 	var kubeProxyVersion string

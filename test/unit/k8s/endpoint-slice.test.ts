@@ -65,11 +65,12 @@ describe('EndpointSlice: validation (validation.md §6.2)', () => {
       change: (s) => (s.endpoints[0].addresses = Array.from({ length: 101 }, (_, i) => `10.0.${Math.floor(i / 200)}.${(i % 200) + 1}`)),
       errors: ['endpoints[0].addresses: Too many: 101: must have at most 100 items'],
     },
-    { name: 'IPv4 slices hold IPv4 addresses', change: addr('fd00::1'), errors: ['endpoints[0].addresses[0]: Invalid value: "fd00::1": must be a valid IPv4 address'] },
+    // v1.34 validateEndpoints: a valid IP of the other family is reported at the list's path.
+    { name: 'IPv4 slices hold IPv4 addresses', change: addr('fd00::1'), errors: ['endpoints[0].addresses: Invalid value: "fd00::1": must be an IPv4 address'] },
     {
-      name: 'a non-IP is reported by both checks, as upstream does',
+      name: 'a non-IP is reported once, by IsValidIPForLegacyField (the kube-proxy oracle, seed 95)',
       change: addr('web-1'),
-      errors: ['endpoints[0].addresses[0]: Invalid value: "web-1": must be a valid IPv4 address', 'endpoints[0].addresses[0]: Invalid value: "web-1": must be a valid IP address'],
+      errors: ['endpoints[0].addresses[0]: Invalid value: "web-1": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'],
     },
     { name: 'no loopback endpoints', change: addr('127.0.0.2'), errors: ['endpoints[0].addresses[0]: Invalid value: "127.0.0.2": may not be in the loopback range (127.0.0.0/8, ::1/128)'] },
     {
@@ -78,12 +79,13 @@ describe('EndpointSlice: validation (validation.md §6.2)', () => {
       errors: ['endpoints[0].addresses[0]: Invalid value: "224.0.0.18": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'],
     },
     {
-      name: 'IPv6 slices hold IPv6 addresses; an IPv4-mapped address counts as IPv4',
+      name: 'IPv6 slices are checked strictly: an IPv4-mapped address is refused',
       change: (s) => {
         s.addressType = 'IPv6';
         s.endpoints[0].addresses = ['::ffff:10.0.1.5'];
       },
-      errors: ['endpoints[0].addresses[0]: Invalid value: "::ffff:10.0.1.5": must be a valid IPv6 address'],
+      // IPv6 addresses are checked strictly (validation.IsValidIP).
+      errors: ['endpoints[0].addresses[0]: Invalid value: "::ffff:10.0.1.5": must not be an IPv4-mapped IPv6 address'],
     },
     {
       name: 'IPv6 link-local endpoints',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPlainUnicastIPv4, validateCIDR, validateEndpointIP, validateIP, validateIPOfFamily } from '../../../src/parser/k8s/validate/ips.js';
+import { isPlainUnicastIPv4, validateCIDR, validateEndpointIP, validateIP, validateIPStrictly } from '../../../src/parser/k8s/validate/ips.js';
 import { INVALID_CIDR, INVALID_IP, render } from './helpers.js';
 
 const P = ['f'];
@@ -51,14 +51,16 @@ describe('validateEndpointIP and validateIPOfFamily', () => {
     ['x', ['f: Invalid value: "x": must be a valid IP address']],
   ])('validateEndpointIP(%j)', (v, expected) => expect(render(validateEndpointIP(P, v))).toEqual(expected));
 
-  it('checks the family', () => {
-    expect(render(validateIPOfFamily(P, '10.0.0.1', 'IPv6', 'legacy'))).toEqual(['f: Invalid value: "10.0.0.1": must be a valid IPv6 address']);
-    expect(render(validateIPOfFamily(P, 'fd00::1', 'IPv6', 'legacy'))).toEqual([]);
+  it('validateIPStrictly is IsValidIP: leading zeros, IPv4-mapped and non-canonical forms are errors', () => {
+    expect(render(validateIPStrictly(P, 'fd00::1'))).toEqual([]);
+    expect(render(validateIPStrictly(P, 'x'))).toEqual(['f: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)']);
+    expect(render(validateIPStrictly(P, '::ffff:1.2.3.4'))).toEqual(['f: Invalid value: "::ffff:1.2.3.4": must not be an IPv4-mapped IPv6 address']);
+    expect(render(validateIPStrictly(P, 'FD00::1'))).toEqual(['f: Invalid value: "FD00::1": must be in canonical form ("fd00::1")']);
   });
 });
 
 describe('isPlainUnicastIPv4 (the EndpointSlice shortcut)', () => {
-  it('says yes only where validateIPOfFamily(IPv4) and validateEndpointIP report nothing', () => {
+  it('says yes only where validateIP and validateEndpointIP report nothing', () => {
     const texts = ['10.1.2.3', '1.2.3.4', '255.255.255.255', '0.1.2.3', '127.0.0.1', '169.254.1.1', '169.1.2.3', '224.0.0.1', '224.1.2.3', '010.1.2.3', '1.2.3.04', '1.2.3', '1.2.3.4.5', '1.2.3.256', '1.2.3.4 ', ' 1.2.3.4', '1..2.3', '::ffff:1.2.3.4', '', '1.2.3.4a', '1000.2.3.4', '+1.2.3.4'];
     let seed = 1;
     const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
@@ -67,7 +69,7 @@ describe('isPlainUnicastIPv4 (the EndpointSlice shortcut)', () => {
       texts.push([part(), part(), part(), part()].join('.'));
     }
     for (const t of texts) {
-      const silent = validateIPOfFamily(P, t, 'IPv4', 'legacy').length === 0 && validateIPOfFamily(P, t, 'IPv4', 'strict').length === 0 && validateEndpointIP(P, t).length === 0;
+      const silent = validateIP(P, t, 'legacy').length === 0 && validateIP(P, t, 'strict').length === 0 && validateEndpointIP(P, t).length === 0;
       if (isPlainUnicastIPv4(t)) expect(silent, t).toBe(true);
     }
     expect(isPlainUnicastIPv4('10.1.2.3')).toBe(true);

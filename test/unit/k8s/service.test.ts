@@ -675,7 +675,7 @@ describe('Service: traffic policies and distribution', () => {
     {
       name: 'trafficDistribution values',
       change: (s) => (s.spec.trafficDistribution = 'Nearby'),
-      errors: ['spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameNode", "PreferSameZone"'],
+      errors: ['spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameZone", "PreferSameNode"'],
     },
     {
       name: 'PreferClose is deprecated',

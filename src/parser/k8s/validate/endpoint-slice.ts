@@ -10,7 +10,8 @@ import { asWarning, duplicate, invalid, notSupported, required, tooMany } from '
 import { asJSON } from '../go-format.js';
 import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from '../model/endpoint-slice.js';
 import type { ValidationContext } from './context.js';
-import { isPlainUnicastIPv4, validateEndpointIP, validateIPOfFamily } from './ips.js';
+import { ipFamilyOf, isPlainUnicastIPv4, validateEndpointIP, validateIP, validateIPStrictly } from './ips.js';
+import { hasErrors } from './context.js';
 import {
   isValidLabelValue,
   isValidPortNum,
@@ -65,10 +66,17 @@ function validateEndpointAddresses(addresses: string[], addressType: string, i: 
     const p: FieldPath = ['endpoints', i, 'addresses', j];
     switch (addressType) {
       case 'IPv4':
-      case 'IPv6':
-        errs.push(...validateIPOfFamily(p, address, addressType, ctx.ipValidation));
+      case 'IPv6': {
+        // validateEndpoints: IPv4 is checked as a legacy field, IPv6 strictly; an address that
+        // is not one stops there, one of the other family is "must be an IPv4 address" at the
+        // list's path (the API server's own, without the index).
+        const ipErrs = addressType === 'IPv4' ? validateIP(p, address, ctx.ipValidation) : validateIPStrictly(p, address);
+        errs.push(...ipErrs);
+        if (hasErrors(ipErrs)) break;
+        if (ipFamilyOf(address) !== addressType) errs.push(invalid(['endpoints', i, 'addresses'], address, `must be an ${addressType} address`));
         errs.push(...validateEndpointIP(p, address));
         break;
+      }
       case 'FQDN':
         errs.push(...validateFullyQualifiedDomainName(p, address));
         break;

@@ -123,6 +123,23 @@ export function validateIP(path: FieldPath, text: string, mode: IPValidation): F
   return [];
 }
 
+/**
+ * validation.IsValidIP (apimachinery util/validation/ip.go): strict, for fields born after
+ * strict IP validation (an IPv6 EndpointSlice's addresses): leading zeros and IPv4-mapped
+ * addresses are errors, and so is a form other than the canonical one.
+ */
+export function validateIPStrictly(path: FieldPath, text: string): FieldError[] {
+  const p = parseIPOnce(text);
+  if (!p) return [invalid(path, text, INVALID_IP)];
+  const errs: FieldError[] = [];
+  const strictness = ipStrictness(text);
+  if (strictness === 'leading-zeros') errs.push(invalid(path, text, 'must not have leading 0s'));
+  if (strictness === 'ipv4-mapped') errs.push(invalid(path, text, 'must not be an IPv4-mapped IPv6 address'));
+  if (errs.length > 0) return errs;
+  const canonical = formatIP(p.ip);
+  return canonical === text ? [] : [invalid(path, text, `must be in canonical form (${goQuote(canonical)})`)];
+}
+
 /** Go's IPNet.String() for a mapped prefix: the IPv4 network with the prefix reduced by 96. */
 function cidrAcceptedAs(c: CIDR): string {
   if (isV4MappedBytes(c.ip) && c.prefix >= 96) {
@@ -172,19 +189,13 @@ export function validateEndpointIP(path: FieldPath, text: string): FieldError[] 
   return errs;
 }
 
-/** IsValidIPv4Address / IsValidIPv6Address (EndpointSlice addresses of that addressType). */
-export function validateIPOfFamily(path: FieldPath, text: string, family: 'IPv4' | 'IPv6', mode: IPValidation): FieldError[] {
-  const ip = parsedIP(text);
-  if (!ip || ip.family !== family) return [invalid(path, text, `must be a valid ${family} address`)];
-  return validateIP(path, text, mode);
-}
 
 /**
  * True for the everyday endpoint address no rule objects to: a canonical dotted quad (four
  * decimal octets 0-255, no leading zeros) whose first octet is none of 0, 127, 169 and 224.
  * Such a text reads the same to every parser (nothing to warn about in either mode), and only
  * those first octets can make an address unspecified, loopback, link-local or link-local
- * multicast. So for it validateIPOfFamily(…, 'IPv4', …) and validateEndpointIP report nothing,
+ * multicast. So for it validateIP and validateEndpointIP report nothing,
  * and the EndpointSlice validator skips them: a large cluster has one such address per Pod,
  * and parsing each into bytes was a tenth of its decoding time.
  */

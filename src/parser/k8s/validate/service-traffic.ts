@@ -14,9 +14,10 @@ import { isValidPortNum } from './names.js';
 export const TRAFFIC_POLICIES = ['Cluster', 'Local'];
 /**
  * PreferSameZone and PreferSameNode came with PreferSameTrafficDistribution (beta, on by default
- * from v1.34); the v1.33 code read accepted only PreferClose. sets.List order.
+ * from v1.34); the v1.33 code read accepted only PreferClose. In validateServiceTrafficDistribution's
+ * order, not sorted.
  */
-export const TRAFFIC_DISTRIBUTIONS = ['PreferClose', 'PreferSameNode', 'PreferSameZone'];
+export const TRAFFIC_DISTRIBUTIONS = ['PreferClose', 'PreferSameZone', 'PreferSameNode'];
 
 export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
 export const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';

@@ -7,7 +7,7 @@ import type { FieldError } from '../../../diagnostics.js';
 import { forbidden, invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
 import { isHeadless, type CoreService } from '../model/service.js';
-import type { ValidationContext } from './context.js';
+import { hasErrors, type ValidationContext } from './context.js';
 import { validateLabels } from './labels.js';
 import { nameIsDNS1035Label, validateDNS1123Subdomain } from './names.js';
 import { validateObjectMeta } from './object-meta.js';
@@ -56,7 +56,7 @@ function validateType(svc: CoreService): FieldError[] {
   return [];
 }
 
-/** ValidateService on the defaulted object, then ValidateLoadBalancerStatus on its status. */
+/** ValidateService on the defaulted object, then (when it passes) ValidateLoadBalancerStatus on its status. */
 export function validateService(svc: CoreService, ctx: ValidationContext): FieldError[] {
   const spec = svc.spec;
   const errs: FieldError[] = [];
@@ -78,6 +78,8 @@ export function validateService(svc: CoreService, ctx: ValidationContext): Field
   errs.push(...validateExternalTrafficPolicy(svc, ctx));
   errs.push(...validateInternalTrafficPolicy(svc));
   errs.push(...validateTrafficDistribution(svc));
-  errs.push(...validateLoadBalancerStatus(svc, ctx));
+  // The status is written through its own subresource once the create succeeded: a Service
+  // whose spec fails never has its status judged.
+  if (!hasErrors(errs)) errs.push(...validateLoadBalancerStatus(svc, ctx));
   return errs;
 }
