@@ -13,16 +13,16 @@
  * Anything else is a false difference between kpc's text and what the kernel prints back
  * (src/diff/canonical.ts). A control shows the same path reports a real difference.
  *
- * Run alone: `npx vitest run test/delta/diff-save.test.ts` (root, iptables, nfacct).
+ * Run alone: `npx vitest run test/diff/iptables/diff-save.test.ts` (root, iptables, nfacct).
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { caseArgv, loadGoldenCases, type GoldenCase } from '../helpers/fixtures.js';
-import { runKpc } from '../helpers/run-kpc.js';
-import { describeLab, listLabNetns, nsRun, withNetns, withNetnsGroup, type IpFamily } from '../netns/lab.js';
+import { caseArgv, loadGoldenCases, type GoldenCase } from '../../helpers/fixtures.js';
+import { runKpc } from '../../helpers/run-kpc.js';
+import { describeLab, listLabNetns, nsRun, withNetns, withNetnsGroup, type IpFamily } from '../../netns/lab.js';
 import { cleanupTmp, load, save, writeText } from './harness.js';
 
 function flag(args: readonly string[], name: string): string | undefined {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bareComment, chainName, quotedComment, unsafeOutput } from '../../src/lang/iptables/safe-text.js';
-import { emitIptables } from '../../src/emit/iptables/index.js';
-import type { ProxyIR } from '../../src/ir/model.js';
+import { bareComment, chainName, quotedComment, unsafeOutput } from '../../../src/lang/iptables/safe-text.js';
+import { emitIptables } from '../../../src/emit/iptables/index.js';
+import type { ProxyIR } from '../../../src/ir/model.js';
 
 describe('the emitter refuses text that could break out of the restore input', () => {
   it.each(['a"b', 'a\nCOMMIT', 'a\rb', 'a\u2028b', 'a\u0000b', 'a\\b', '$(reboot)', 'x'.repeat(256)])('comment %j', (text) => {

@@ -13,8 +13,8 @@ import type { Explanation, Reach } from '../../src/explain/index.js';
 import { traceRules } from '../../src/trace/index.js';
 import { FIXTURES_ROOT } from '../helpers/fixtures.js';
 import { runKpc } from '../helpers/run-kpc.js';
-import { caseArgv, loadFlowFixtures, PACKET_FLOW_ROOT } from './flows.js';
-import { runTraceCli } from './run-cli.js';
+import { caseArgv, loadFlowFixtures, PACKET_FLOW_ROOT } from '../trace/flows.js';
+import { runTraceCli } from '../trace/run-cli.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const GOLDEN_DIR = join(PACKET_FLOW_ROOT, 'explain');

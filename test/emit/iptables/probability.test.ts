@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatFixed10, probability } from '../../src/emit/iptables/probability.js';
+import { formatFixed10, probability } from '../../../src/emit/iptables/probability.js';
 
 describe('probability text is Go %0.10f of 1/n', () => {
   // TestComputeProbability and iptables-mode.md §8.13.

@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRules, tokenize, type Match, type Rule } from '../../src/trace/index.js';
-import { KpcError } from '../../src/errors.js';
-import { FIXTURES_ROOT } from '../helpers/fixtures.js';
+import { readRules, tokenize, type Match, type Rule } from '../../../src/trace/index.js';
+import { KpcError } from '../../../src/errors.js';
+import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
 
 function only(text: string, table = 'filter', chain = 'KUBE-SERVICES'): Rule {
   const rs = readRules(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointChainName, hashSuffix, servicePortChains } from '../../src/emit/iptables/chain-names.js';
+import { endpointChainName, hashSuffix, servicePortChains } from '../../../src/emit/iptables/chain-names.js';
 
 // Worked examples from kube-proxy's proxier_test.go expectations (iptables-mode.md §2.4).
 describe('chain names hash like kube-proxy', () => {

@@ -9,15 +9,15 @@
  * Needs root, iproute2, iptables (nf_tables), nfacct. Without them the suite is skipped loudly;
  * with CI=true it fails (test/netns/lab.ts describeLab). Every namespace is deleted afterwards.
  *
- * Run alone: `npx vitest run test/delta/kernel.test.ts`.
+ * Run alone: `npx vitest run test/diff/iptables/kernel.test.ts`.
  */
 
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { FIXTURES_ROOT } from '../helpers/fixtures.js';
-import { describeLab, listLabNetns, withNetns } from '../netns/lab.js';
-import { endpointSlice, service, type SvcSpec } from '../e2e/manifests.js';
+import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { describeLab, listLabNetns, withNetns } from '../../netns/lab.js';
+import { endpointSlice, service, type SvcSpec } from '../../e2e/manifests.js';
 import { checkSequence, cleanupTmp, compareSaves, compileDelta, compileFull, kpc, lineCount, load, save, tmpDir, writeManifests, writeText, type StateSpec } from './harness.js';
 import { DOCKER_LIKE, NODE_ARGS, NODE_ARGS_V6 } from './states.js';
 
@@ -161,7 +161,7 @@ describeLab('kpc compile --previous: deltas reproduce the new state on a real ke
   }
 
   it('the e2e scenarios in sequence (each step replaces every Service: NodePort, LB ranges, ETP/ITP Local, externalIPs, terminating, hairpin, masquerade-all)', { timeout: 60_000 }, async () => {
-    const { SCENARIOS } = await import('../e2e/scenarios.js');
+    const { SCENARIOS } = await import('../../e2e/scenarios.js');
     const v4 = SCENARIOS.filter((s) => s.family === 'ipv4');
     const states = v4.map((s) => state(s.name, s.objects, [...NODE_ARGS, ...(s.kpcArgs ?? [])]));
     // And the union of all of them, then back to the first.

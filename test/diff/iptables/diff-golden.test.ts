@@ -11,14 +11,14 @@
  *     foreign, mangle, raw) is exactly as before.
  * A case with `knownBug` runs its diff checks as `it.fails` (kpc prints something else today).
  *
- * Run alone: `npx vitest run test/delta/diff-golden.test.ts`.
+ * Run alone: `npx vitest run test/diff/iptables/diff-golden.test.ts`.
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { isKubeProxyChain } from '../../src/diff/iptables/state.js';
-import { loadDiffCases, type DiffCase } from '../helpers/fixtures.js';
-import { runKpc } from '../helpers/run-kpc.js';
-import { isCI, labRequirements, withNetns } from '../netns/lab.js';
+import { isKubeProxyChain } from '../../../src/diff/iptables/state.js';
+import { loadDiffCases, type DiffCase } from '../../helpers/fixtures.js';
+import { runKpc } from '../../helpers/run-kpc.js';
+import { isCI, labRequirements, withNetns } from '../../netns/lab.js';
 import { cleanupTmp, load, rawChains, readStateOf, save } from './harness.js';
 
 const CASES = loadDiffCases();

@@ -6,14 +6,14 @@
  * internal error, and never read as a shorter state (a truncated capture would make the
  * rule-level -I positions wrong on the node).
  *
- * Run alone: `npx vitest run test/delta/previous-input.test.ts` (no root needed).
+ * Run alone: `npx vitest run test/diff/iptables/previous-input.test.ts` (no root needed).
  */
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIXTURES_ROOT } from '../helpers/fixtures.js';
-import { runKpc } from '../helpers/run-kpc.js';
+import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { runKpc } from '../../helpers/run-kpc.js';
 import { cleanupTmp, writeText } from './harness.js';
 
 const STEP = join(FIXTURES_ROOT, 'kube-proxy/iptables/TestSyncProxyRulesRepeated-01-initial');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newRuleset } from '../../src/lang/iptables/ruleset.js';
-import { renderRulesetText } from '../../src/lang/iptables/print.js';
+import { newRuleset } from '../../../src/lang/iptables/ruleset.js';
+import { renderRulesetText } from '../../../src/lang/iptables/print.js';
 
 describe('renderRuleset (the printer)', () => {
   it('prints chains in canonical order, built-in chains with policy ACCEPT, rules chain by chain', () => {

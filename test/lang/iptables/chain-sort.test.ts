@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NameKeys, sortByName } from '../../src/lang/iptables/chain-sort.js';
+import { NameKeys, sortByName } from '../../../src/lang/iptables/chain-sort.js';
 
 const ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

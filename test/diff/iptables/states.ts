@@ -1,9 +1,9 @@
 /**
- * Shared inputs of the test/delta suites: the node flags (the e2e lab's node-a) and another
+ * Shared inputs of the test/diff/iptables suites: the node flags (the e2e lab's node-a) and another
  * component's rules (a Docker-like set) that deltas must never touch.
  */
 
-import { CLUSTER_CIDR4, CLUSTER_CIDR6, NODE_IP4, NODE_IP6, NODE_NAME } from '../e2e/topology.js';
+import { CLUSTER_CIDR4, CLUSTER_CIDR6, NODE_IP4, NODE_IP6, NODE_NAME } from '../../e2e/topology.js';
 
 /** node-a of the e2e lab, IPv4 (defaults otherwise: --random-fully on, no nfacct). */
 export const NODE_ARGS: readonly string[] = ['--hostname-override', NODE_NAME, '--node-ip', NODE_IP4, '--node-ip', NODE_IP6, '--cluster-cidr', `${CLUSTER_CIDR4},${CLUSTER_CIDR6}`];

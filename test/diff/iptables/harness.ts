@@ -1,5 +1,5 @@
 /**
- * harness.ts — shared by the test/delta suites: compiling states with kpc (in process), loading
+ * harness.ts — shared by the test/diff/iptables suites: compiling states with kpc (in process), loading
  * them into network namespaces, and comparing two namespaces' iptables-save.
  *
  * The kernel check of a delta (`checkSequence`):
@@ -26,10 +26,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import * as diffState from '../../src/diff/iptables/state.js';
-import type { IptablesState } from '../../src/diff/iptables/state.js';
-import { describeFailure, nfacctNames, nsExec, withNetnsGroup, type IpFamily } from '../netns/lab.js';
-import { runKpc } from '../helpers/run-kpc.js';
+import * as diffState from '../../../src/diff/iptables/state.js';
+import type { IptablesState } from '../../../src/diff/iptables/state.js';
+import { describeFailure, nfacctNames, nsExec, withNetnsGroup, type IpFamily } from '../../netns/lab.js';
+import { runKpc } from '../../helpers/run-kpc.js';
 
 // ---------------------------------------------------------------------------------------------
 // Temporary files

@@ -14,15 +14,15 @@
  * state (slow: iptables-save of 100k rules takes seconds on nf_tables), and the times of
  * loading the delta and kube-proxy's rewrite are printed.
  *
- * Run alone: `npx vitest run test/delta/size.test.ts`.
+ * Run alone: `npx vitest run test/diff/iptables/size.test.ts`.
  */
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateCluster, renderCluster } from '../../bench/gen.js';
-import { runKpc } from '../helpers/run-kpc.js';
-import { isRoot, withNetns } from '../netns/lab.js';
+import { generateCluster, renderCluster } from '../../../bench/gen.js';
+import { runKpc } from '../../helpers/run-kpc.js';
+import { isRoot, withNetns } from '../../netns/lab.js';
 import { cleanupTmp, compareSaves, lineCount, load, save, tmpDir } from './harness.js';
 
 const SERVICES = 2000;

@@ -3,16 +3,16 @@
  * exit 1, a unified diff on stdout (checked by applying it with `patch`: the golden patched
  * must become exactly what kpc compiles) and one line on stderr; errors → exit 2.
  *
- * Run alone: `npx vitest run test/delta/check.test.ts`.
+ * Run alone: `npx vitest run test/diff/iptables/check.test.ts`.
  */
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { caseArgv, FIXTURES_ROOT, loadGoldenCases } from '../helpers/fixtures.js';
-import { runKpc } from '../helpers/run-kpc.js';
-import { hasCommand } from '../netns/lab.js';
+import { caseArgv, FIXTURES_ROOT, loadGoldenCases } from '../../helpers/fixtures.js';
+import { runKpc } from '../../helpers/run-kpc.js';
+import { hasCommand } from '../../netns/lab.js';
 import { cleanupTmp, tmpDir } from './harness.js';
 
 const REPEATED = join(FIXTURES_ROOT, 'kube-proxy/iptables');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptySetEntries, overfullSets, SET_MAX_ELEMENTS, createOptions } from '../../src/emit/ipvs/sets.js';
+import { emptySetEntries, overfullSets, SET_MAX_ELEMENTS, createOptions } from '../../../src/emit/ipvs/sets.js';
 
 function filled(n: number): Set<string> {
   const s = new Set<string>();

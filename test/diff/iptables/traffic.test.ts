@@ -9,15 +9,15 @@
  * as on a real node. After each step: `kpc diff` against the node's new iptables-save reports no
  * difference, the probes reach exactly the new endpoints, and the foreign DNAT still works.
  *
- * Run alone: `npx vitest run test/delta/traffic.test.ts` (root, iproute2, iptables, conntrack).
+ * Run alone: `npx vitest run test/diff/iptables/traffic.test.ts` (root, iproute2, iptables, conntrack).
  */
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { endpointSlice, service, type SvcSpec } from '../e2e/manifests.js';
-import { resetNode, runProbes, type Probe } from '../e2e/scenarios.js';
-import { createLab, flushConntrack, NODE_IP4, NODE_POD_GW4, pod, type Lab } from '../e2e/topology.js';
-import { describeLab, listLabNetns } from '../netns/lab.js';
-import { runKpc } from '../helpers/run-kpc.js';
+import { endpointSlice, service, type SvcSpec } from '../../e2e/manifests.js';
+import { resetNode, runProbes, type Probe } from '../../e2e/scenarios.js';
+import { createLab, flushConntrack, NODE_IP4, NODE_POD_GW4, pod, type Lab } from '../../e2e/topology.js';
+import { describeLab, listLabNetns } from '../../netns/lab.js';
+import { runKpc } from '../../helpers/run-kpc.js';
 import { cleanupTmp, compileFull, kpc, lineCount, load, save, writeManifests, writeText, type StateSpec } from './harness.js';
 import { DOCKER_LIKE, NODE_ARGS } from './states.js';
 
