@@ -27,11 +27,11 @@ function install(): string {
 
 const version = (dir: string) => execFileSync(process.execPath, [join(dir, 'bin', 'kpc.js'), '--version'], { encoding: 'utf8' });
 
-/** Change the bundle's kube-proxy version text, keeping its length. */
+/** Change the bundle's version text, keeping its length. */
 function editBundle(dir: string): void {
   const file = join(dir, 'dist', 'kpc.cjs');
   const text = readFileSync(file, 'utf8');
-  const edited = text.replace('const KUBE_PROXY_VERSION = "v1.', 'const KUBE_PROXY_VERSION = "v8.');
+  const edited = text.replace('const KPC_VERSION = "0.', 'const KPC_VERSION = "9.');
   expect(edited).not.toBe(text);
   writeFileSync(file, edited);
 }
@@ -52,9 +52,9 @@ describe('the bundle loader', () => {
 
   it('runs the edited bundle, not the cached code of the old one', () => {
     const dir = install();
-    expect(version(dir)).toMatch(/kube-proxy v1\./);
+    expect(version(dir)).toMatch(/^kpc 0\./);
     editBundle(dir);
-    expect(version(dir)).toMatch(/kube-proxy v8\./);
+    expect(version(dir)).toMatch(/^kpc 9\./);
   });
 
   it('runs without a cache, and with a damaged one', () => {

@@ -22,10 +22,19 @@ spec:
 `;
 
 describe('kpc command line', () => {
-  it('--version names the kube-proxy release it reproduces', async () => {
+  it('--version lists the kube-proxy releases it reproduces, newest the default', async () => {
     const r = await runKpc(['--version']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^kpc \d+\.\d+\.\d+ \(reproduces kube-proxy v1\.\d+\)\n$/);
+    const [first, ...rest] = r.stdout.split('\n');
+    expect(first).toMatch(/^kpc \d+\.\d+\.\d+$/);
+    expect(rest).toEqual([
+      'kube-proxy releases (--kube-proxy-version):',
+      '  1.34  (checked against kube-proxy v1.34.4)',
+      '  1.35  (checked against kube-proxy v1.35.4)',
+      '  1.36  (checked against kube-proxy v1.36.3)',
+      '  1.37  (checked against kube-proxy v1.37.2)  default',
+      '',
+    ]);
   });
 
   it('--help and help compile show examples and exit 0', async () => {
@@ -125,10 +134,26 @@ describe('kpc command line', () => {
     const a = await runKpc(['compile', '-f', QUICKSTART, '--iptables-localhost-nodeports=false']);
     expect(a.code, a.stderr).toBe(0);
     expect(a.stdout).toContain('! -d 127.0.0.0/8 -j KUBE-NODEPORTS');
-    const b = await runKpc(['compile', '-f', QUICKSTART, '--masquerade-random-fully=false']);
+    const b = await runKpc(['compile', '--kube-proxy-version', '1.36', '-f', QUICKSTART, '--masquerade-random-fully=false']);
     expect(b.stdout).not.toContain('--random-fully');
-    const c = await runKpc(['compile', '-f', QUICKSTART, '--no-masquerade-random-fully']);
+    const c = await runKpc(['compile', '--kube-proxy-version', '1.36', '-f', QUICKSTART, '--no-masquerade-random-fully']);
     expect(c.stdout).toBe(b.stdout);
+  });
+
+  it('--kube-proxy-version: 1.37 writes --random-fully whatever the host supports, and says the flag has no effect', async () => {
+    const r = await runKpc(['compile', '-f', QUICKSTART, '--no-masquerade-random-fully']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('-j MASQUERADE --random-fully');
+    expect(r.stderr).toContain('warning: --no-masquerade-random-fully has no effect: kube-proxy 1.37 writes MASQUERADE --random-fully');
+    const v = await runKpc(['compile', '--kube-proxy-version', 'v1.37.2', '-f', QUICKSTART]);
+    expect(v.stdout).toBe(r.stdout);
+  });
+
+  it('--kube-proxy-version: an unsupported release is a usage error listing the supported ones', async () => {
+    const r = await runKpc(['compile', '--kube-proxy-version', '1.33', '-f', QUICKSTART]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--kube-proxy-version: "1.33" is not a supported release (1.34, 1.35, 1.36, 1.37)');
   });
 
   it('never leaves a file when the output directory does not exist', async () => {

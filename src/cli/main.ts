@@ -19,7 +19,7 @@ import { checkCommand } from './commands/check.js';
 import { traceCommand } from './commands/trace.js';
 import { explainCommand } from './commands/explain.js';
 import { dnsCommand } from './commands/dns.js';
-import { KPC_VERSION, KUBE_PROXY_VERSION } from './version.js';
+import { versionText } from './version.js';
 
 export function processIo(): Io {
   // stdout is fd 1 written directly (write/stdout.ts): a reader that stops early (`kpc
@@ -77,7 +77,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command('kpc');
   program
     .description('kpc, the kube-proxy compiler: what would kube-proxy program on this node?')
-    .version(`kpc ${KPC_VERSION} (reproduces kube-proxy ${KUBE_PROXY_VERSION})`, '--version')
+    .version(versionText(), '--version')
     .addHelpText('after', EXAMPLES)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout([s]), writeErr: (s) => io.stderr(s) })

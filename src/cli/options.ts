@@ -4,6 +4,7 @@
  */
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { KUBE_PROXY_RELEASES, NEWEST_RELEASE } from '../releases/index.js';
 
 /** Go's strconv.ParseBool, which kube-proxy's `--flag=true|false` uses. */
 export function parseBool(text: string | boolean): boolean {
@@ -33,7 +34,8 @@ export function addInputOptions(cmd: Command): Command {
     .option('-R, --recursive', 'recurse into directories given with -f')
     .option('-n, --namespace <ns>', 'namespace for objects that name none (as kubectl\'s context namespace)', 'default')
     .option('--config <file>', 'a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1); flags override it')
-    .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn; clusters before v1.36) or strict').choices(['legacy', 'strict']).default('legacy'))
+    .option('--kube-proxy-version <release>', `the kube-proxy release to reproduce: ${KUBE_PROXY_RELEASES.join(', ')} (default ${NEWEST_RELEASE})`)
+    .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn) or strict (default: the release\'s API server: legacy before v1.36, strict from v1.36)').choices(['legacy', 'strict']))
     .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767')
     .option('--max-input-size <size>', 'the most one input (a file or stdin) may hold, e.g. 2Gi (default 1Gi)')
     .option('-q, --quiet', 'print no notes (warnings and errors still print)')
@@ -51,7 +53,7 @@ export function addNodeOptions(cmd: Command): Command {
 /** The knobs; `modes` are the --proxy-mode choices of this command. */
 export function addKnobOptions(cmd: Command, modes: readonly string[]): Command {
   cmd
-    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables)').choices([...modes]))
+    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables; ipvs is deprecated since kube-proxy 1.35)').choices([...modes]))
     .option('--cluster-cidr <cidrs>', 'the cluster\'s pod CIDR(s), comma-separated (for --detect-local-mode ClusterCIDR)')
     .addOption(new Option('--detect-local-mode <mode>', 'how pod traffic is recognised (default ClusterCIDR)').choices(['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix']))
     .option('--pod-bridge-interface <name>', 'the bridge for --detect-local-mode BridgeInterface')

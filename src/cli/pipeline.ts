@@ -22,6 +22,7 @@ import { applyFlags, FLAG_OF_FIELD, isFlagPath, type KnobFlags } from '../config
 import { decodeProxyConfig, EMPTY_PROXY_CONFIG, type KubeProxyConfig } from '../parser/k8s/proxy-config.js';
 import type { InternalProxyConfig } from '../parser/k8s/proxy-config/internal.js';
 import { goTrimSpace } from '../go/strings.js';
+import { behaviourOf, KUBE_PROXY_RELEASES, NEWEST_RELEASE, parseRelease, type KubeProxyRelease } from '../releases/index.js';
 
 /** The flags of the input/node/knob groups, as commander gives them. */
 export interface CommonFlags extends KnobFlags {
@@ -29,7 +30,8 @@ export interface CommonFlags extends KnobFlags {
   recursive?: boolean;
   namespace: string;
   config?: string;
-  ipValidation: 'legacy' | 'strict';
+  /** --ip-validation; undefined = the release's API server default (strict from v1.36). */
+  ipValidation?: 'legacy' | 'strict';
   serviceNodePortRange: string;
   /** --max-input-size, as given (e.g. 1Gi). */
   maxInputSize?: string;
@@ -68,6 +70,14 @@ export function parseMaxInputSize(text: string | undefined): number {
   return bytes;
 }
 
+/** --kube-proxy-version: the release whose behaviour kpc reproduces (default: the newest). */
+export function releaseOf(flags: { kubeProxyVersion?: string }): KubeProxyRelease {
+  if (flags.kubeProxyVersion === undefined) return NEWEST_RELEASE;
+  const release = parseRelease(flags.kubeProxyVersion);
+  if (!release) throw usageError(`--kube-proxy-version: "${flags.kubeProxyVersion}" is not a supported release (${KUBE_PROXY_RELEASES.join(', ')})`);
+  return release;
+}
+
 /** The options that may name standard input with `-`, as commander gives them. */
 const STDIN_OPTIONS: ReadonlyArray<[key: string, option: string]> = [
   ['filename', '-f'],
@@ -101,7 +111,7 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     maxErrors: 100,
     timed,
     ...(progress ? { progress } : {}),
-    ipValidation: flags.ipValidation,
+    ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
   });
   if (result.errors.length > 0) throw inputErrors(result.errors, result.warnings, result.notes);
@@ -125,6 +135,7 @@ export function loadConfig(
 ): { config: KubeProxyConfig; warnings: Diagnostic[] } {
   if (path === undefined) return { config: configOf(flags), warnings: [] };
   const overrides = (c: InternalProxyConfig, errors: FieldError[]) => applyFlags(c, flags, errors);
+  const release = releaseOf(flags);
   let bytes: Uint8Array;
   try {
     bytes = path === '-' ? readStdin(maxBytes) : readBoundedFile(path, maxBytes);
@@ -133,7 +144,7 @@ export function loadConfig(
     if (isKpcError(e, 'path.unreadable')) throw e.withOption('--config');
     throw e;
   }
-  const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes, { overrides });
+  const read = readProxyConfigFile(path === '-' ? '<stdin>' : path, bytes, { overrides, release });
   if (read.errors.length > 0) throw inputErrors(read.errors, read.warnings);
   if (read.overrideErrors.length > 0) throw flagErrors(read.overrideErrors);
   return { config: read.config!, warnings: read.warnings };
@@ -144,7 +155,7 @@ export function loadConfig(
  * flags written in; problems are usage errors (for a file, loadConfig places them in it).
  */
 export function configOf(flags: KnobFlags, doc: unknown = EMPTY_PROXY_CONFIG): KubeProxyConfig {
-  const decoded = decodeProxyConfig(doc, { overrides: (c, errors) => applyFlags(c, flags, errors) });
+  const decoded = decodeProxyConfig(doc, { overrides: (c, errors) => applyFlags(c, flags, errors), release: releaseOf(flags) });
   if (decoded.status !== 'ok') throw flagErrors(decoded.errors);
   return decoded.config;
 }
@@ -221,7 +232,7 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
     const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
-    const general = inputWarnings(input, settings.proxy, namedBy);
+    const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...notes, detector] : notes };
   });

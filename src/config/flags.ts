@@ -17,6 +17,8 @@ import type { At, InternalProxyConfig } from '../parser/k8s/proxy-config/interna
 
 /** The flags a command was given (undefined = not given), as commander names them. */
 export interface KnobFlags {
+  /** kpc's --kube-proxy-version (not a kube-proxy flag): which release's rules judge the rest. */
+  kubeProxyVersion?: string;
   hostnameOverride?: string;
   nodeIp?: string[];
   proxyMode?: string;
@@ -84,16 +86,18 @@ function duration(flag: string, text: string, errors: FieldError[]): At<number> 
 }
 
 /** `A=true,B=false` (component-base featuregate Set: keys and values trimmed). */
-function featureGates(text: string, errors: FieldError[]): Record<string, boolean> {
-  const out: Record<string, boolean> = {};
+function featureGates(text: string, errors: FieldError[]): Record<string, At<boolean>> {
+  const out: Record<string, At<boolean>> = {};
   for (const part of list(text)) {
     const m = /^([^=]+)=(.*)$/.exec(part);
     const value = m ? goTrimSpace(m[2]!) : '';
-    if (!m || !/^(true|false)$/i.test(value)) {
+    // strconv.ParseBool's spellings, as cliflag.MapStringBool reads them.
+    const truth = ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value) ? true : ['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value) ? false : undefined;
+    if (!m || truth === undefined) {
       errors.push(invalid(flagPath('--feature-gates'), part, 'missing bool value for the feature gate: NAME=true|false'));
       continue;
     }
-    out[goTrimSpace(m[1]!)] = value.toLowerCase() === 'true';
+    out[goTrimSpace(m[1]!)] = at('--feature-gates', truth);
   }
   return out;
 }

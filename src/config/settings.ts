@@ -12,12 +12,15 @@ import { canonicalIP } from '../net/ip.js';
 import { usageError } from '../errors.js';
 import { goTrimSpace } from '../go/strings.js';
 import type { KubeProxyConfig } from '../parser/k8s/proxy-config.js';
+import { applyGates, behaviourOf, gatesOf } from '../releases/index.js';
 
 export type ProxyMode = KubeProxyConfig['mode'];
 
 export interface ResolvedSettings {
   mode: ProxyMode;
   proxy: ProxySettings;
+  /** Settings the release ignores. */
+  warnings: string[];
 }
 
 
@@ -76,7 +79,15 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
   const { name, node } = chooseNode(nodes, override);
   const nodeIPs = flags.nodeIp ?? nodeAddresses(node);
   for (const ip of nodeIPs) if (canonicalIP(ip) === undefined) throw usageError(`--node-ip: "${ip}" is not an IP address`);
+  const release = config.release;
+  const behaviour = behaviourOf(release);
+  const gates = applyGates(release, config.featureGates);
+  const warnings: string[] = [];
+  if (behaviour.randomFullyAlways && flags.masqueradeRandomFully === false) {
+    warnings.push(`--no-masquerade-random-fully has no effect: kube-proxy ${release} writes MASQUERADE --random-fully whatever the host's iptables supports`);
+  }
   const proxy: ProxySettings = {
+    release,
     nodeName: name,
     nodeIPs,
     nodeZone: node?.metadata.labels['topology.kubernetes.io/zone'] ?? '',
@@ -92,7 +103,8 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
     randomFully: flags.masqueradeRandomFully ?? true,
     nfacct: flags.nfacct ?? false,
     tcpBeLiberal: config.conntrack.tcpBeLiberal,
-    preferSameTrafficDistribution: config.featureGates['PreferSameTrafficDistribution'] ?? true,
+    preferSameTrafficDistribution: gates.enabled('PreferSameTrafficDistribution'),
+    serviceExternalIPs: gatesOf(release).has('AllowServiceExternalIPs') ? gates.enabled('AllowServiceExternalIPs') : true,
     ipvsScheduler: config.ipvs.scheduler,
     ipvsStrictARP: config.ipvs.strictARP,
     ipvsTCPTimeout: parseDurationSeconds('ipvs.tcpTimeout', config.ipvs.tcpTimeout),
@@ -100,5 +112,5 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
     ipvsUDPTimeout: parseDurationSeconds('ipvs.udpTimeout', config.ipvs.udpTimeout),
     ipvsExcludeCIDRs: config.ipvs.excludeCIDRs,
   };
-  return { mode, proxy };
+  return { mode, proxy, warnings };
 }

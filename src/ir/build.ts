@@ -11,10 +11,8 @@ import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamil
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
 import { compareStrings } from './topology.js';
 import { goTrimSpace } from '../go/strings.js';
+import type { ReleaseBehaviour } from '../releases/index.js';
 
-/** Objects whose labels opt them out of kube-proxy (its informers filter them). */
-const SERVICE_PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
-const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 export interface ClusterObjects {
@@ -27,13 +25,17 @@ export interface IRContext {
   family: IPFamily;
   node: NodeFacts;
   knobs: ProxyKnobs;
+  /** How the release's kube-proxy reads the objects (which it ignores, duplicate endpoints). */
+  behaviour: ReleaseBehaviour;
+  /** The AllowServiceExternalIPs gate (v1.36+; always on before): off, externalIPs are ignored. */
+  serviceExternalIPs: boolean;
 }
 
 export function buildIR(objects: ClusterObjects, ctx: IRContext): ProxyIR {
   const endpointsByPort = buildEndpointsMap(objects.slices, ctx);
   const keyed: Array<{ key: string; sp: ServicePort }> = [];
   for (const svc of objects.services) {
-    for (const sp of serviceToServicePorts(svc, ctx.family)) {
+    for (const sp of serviceToServicePorts(svc, ctx)) {
       const key = portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
       sp.endpoints = endpointsByPort.get(key) ?? [];
       keyed.push({ key, sp });
@@ -112,8 +114,10 @@ function serviceExternallyAccessible(svc: Service): boolean {
 }
 
 /** The service ports kube-proxy's service map holds for this Service and family (maybe none). */
-export function serviceToServicePorts(svc: Service, family: IPFamily): ServicePort[] {
-  if (SERVICE_PROXY_NAME_LABEL in svc.metadata.labels) return [];
+function serviceToServicePorts(svc: Service, ctx: IRContext): ServicePort[] {
+  const family = ctx.family;
+  // Labels that hide a Service from kube-proxy's informer (its label selector).
+  for (const label of ctx.behaviour.serviceSkipLabels) if (label in svc.metadata.labels) return [];
   if (svc.spec.type === 'ExternalName') return [];
   if (svc.spec.clusterIP === '' || svc.spec.clusterIP === 'None') return [];
   const clusterIP = clusterIPOfFamily(svc, family);
@@ -127,7 +131,7 @@ export function serviceToServicePorts(svc: Service, family: IPFamily): ServicePo
     namespace: svc.metadata.namespace,
     name: svc.metadata.name,
     clusterIP,
-    externalIPs: ipsOfFamily(svc.spec.externalIPs, family),
+    externalIPs: ctx.serviceExternalIPs ? ipsOfFamily(svc.spec.externalIPs, family) : [],
     loadBalancerVIPs: ipsOfFamily(loadBalancerVIPs, family),
     loadBalancerSourceRanges: sourceRangesOfFamily(svc.spec.loadBalancerSourceRanges, family),
     stickySeconds: svc.spec.sessionAffinity === 'ClientIP' ? svc.spec.sessionAffinityTimeoutSeconds ?? 10800 : undefined,
@@ -159,11 +163,11 @@ export function serviceToServicePorts(svc: Service, family: IPFamily): ServicePo
 // ---------------------------------------------------------------------------------------
 // EndpointSlices → endpoints per service port (EndpointSliceCache)
 
-function sliceIsUsed(slice: EndpointSlice, family: IPFamily): boolean {
+function sliceIsUsed(slice: EndpointSlice, ctx: IRContext): boolean {
   const labels = slice.metadata.labels;
-  if (SERVICE_PROXY_NAME_LABEL in labels || HEADLESS_LABEL in labels) return false;
+  for (const label of ctx.behaviour.sliceSkipLabels) if (label in labels) return false;
   if (!labels[SERVICE_NAME_LABEL]) return false;
-  return slice.addressType === family;
+  return slice.addressType === ctx.family;
 }
 
 /**
@@ -215,7 +219,7 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
   const lists = new Map<string, Endpoint[]>();
   // kube-proxy visits a Service's slices in map order; kpc visits them by name.
   const used = slices
-    .filter((s) => sliceIsUsed(s, ctx.family))
+    .filter((s) => sliceIsUsed(s, ctx))
     .map((slice) => ({ key: `${slice.metadata.namespace}\u0000${slice.metadata.name}`, slice }))
     .sort((a, b) => compareStrings(a.key, b.key));
   for (const { slice } of used) {
@@ -242,23 +246,25 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], ctx: IRConte
       for (let k = 0; k < slice.ports.length; k++) portLists[k]?.push(toEndpoint(facts, slice.ports[k]!.port!, ctx));
     }
   }
-  for (const list of lists.values()) sortUnique(list);
+  const wins = ctx.behaviour.duplicateEndpointWins;
+  for (const list of lists.values()) sortUnique(list, wins);
   return lists;
 }
 
 /**
  * Sorted by address, one endpoint per address. When an address comes twice, a later
- * endpoint replaces an earlier one unless it is terminating (prefer the running pod when a
- * pod IP was reused) — EndpointSliceCache's merge. The sort is stable, so among equal
- * addresses the visiting order survives and the rule can be applied after sorting.
+ * endpoint replaces an earlier one when it is local (up to v1.35) or when it is not
+ * terminating (v1.36+: prefer the running pod when a pod IP was reused) — EndpointSliceCache's
+ * merge. The sort is stable, so among equal addresses the visiting order survives and the rule
+ * can be applied after sorting.
  */
-function sortUnique(list: Endpoint[]): void {
+function sortUnique(list: Endpoint[], wins: ReleaseBehaviour['duplicateEndpointWins']): void {
   sortByAddress(list);
   // Compacted in place: `kept` endpoints stay at the front.
   let kept = 0;
   for (const ep of list) {
     if (kept === 0 || list[kept - 1]!.address !== ep.address) list[kept++] = ep;
-    else if (!ep.terminating) list[kept - 1] = ep;
+    else if (wins === 'running' ? !ep.terminating : ep.isLocal) list[kept - 1] = ep;
   }
   list.length = kept;
 }

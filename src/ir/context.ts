@@ -9,11 +9,14 @@ import { cidrContains, formatCIDR, formatIP, isLoopback, parseCIDR, parseIP, typ
 import type { LocalDetector, NodeFacts, ProxyKnobs } from './model.js';
 import type { IRContext } from './build.js';
 import { goTrimSpace } from '../go/strings.js';
+import { behaviourOf, type KubeProxyRelease } from '../releases/index.js';
 
 export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
 
 /** Everything that shapes the output besides the objects, as the user gave it. */
 export interface ProxySettings {
+  /** The kube-proxy release reproduced. */
+  release: KubeProxyRelease;
   nodeName: string;
   /** The node's addresses, any family, primary of each family first. */
   nodeIPs: string[];
@@ -27,13 +30,15 @@ export interface ProxySettings {
   masqueradeAll: boolean;
   masqueradeBit: number;
   localhostNodePorts: boolean;
-  /** CIDRs, or the single word `primary`. */
+  /** CIDRs and the release's keywords (`primary`; v1.37 also `localhost`, `all`). */
   nodePortAddresses: string[];
   randomFully: boolean;
   nfacct: boolean;
   tcpBeLiberal: boolean;
   /** The PreferSameTrafficDistribution feature gate. */
   preferSameTrafficDistribution: boolean;
+  /** The AllowServiceExternalIPs feature gate (v1.36+; before it, always on). */
+  serviceExternalIPs: boolean;
   ipvsScheduler: string;
   /** IPVS knobs (optional here; contextFor fills kube-proxy's defaults). */
   ipvsStrictARP?: boolean;
@@ -90,17 +95,31 @@ export function nodeIPsOfFamily(s: ProxySettings, family: IPFamily): string[] {
 }
 
 /**
- * The node-port CIDRs of this family. `primary` becomes the node's primary IP as a host
- * route; no CIDR of this family means "all addresses" (returned as []), and so does a /0.
+ * The node-port addresses with their keywords replaced (cmd/kube-proxy/app/server.go): up to
+ * v1.36 only a lone `primary`; v1.37 expandNodePortAddressKeywords also turns `localhost` into
+ * the loopback CIDRs and `all` into the zero CIDRs, wherever they stand. `primary` is the node's
+ * primary IP of each family as a host route (none for a loopback or missing address).
+ */
+function expandNodePortAddresses(s: ProxySettings): string[] {
+  const primaryRoutes = () =>
+    (['IPv4', 'IPv6'] as const).flatMap((family) => {
+      const primary = nodeIPsOfFamily(s, family)[0];
+      return primary && !isLoopback(parseIP(primary)!.ip) ? [family === 'IPv4' ? `${primary}/32` : `${primary}/128`] : [];
+    });
+  const texts = s.nodePortAddresses;
+  if (!behaviourOf(s.release).nodePortAddressKeywords.includes('localhost')) {
+    return texts.length === 1 && texts[0] === 'primary' ? primaryRoutes() : texts;
+  }
+  return texts.flatMap((t) => (t === 'primary' ? primaryRoutes() : t === 'localhost' ? ['127.0.0.0/8', '::1/128'] : t === 'all' ? ['0.0.0.0/0', '::/0'] : [t]));
+}
+
+/**
+ * The node-port CIDRs of this family; no CIDR of this family means "all addresses" (returned
+ * as []), and so does a /0.
  */
 export function nodePortCIDRsFor(s: ProxySettings, family: IPFamily): string[] {
-  let texts = s.nodePortAddresses;
-  if (texts.length === 1 && texts[0] === 'primary') {
-    const primary = nodeIPsOfFamily(s, family)[0];
-    texts = primary && !isLoopback(parseIP(primary)!.ip) ? [family === 'IPv4' ? `${primary}/32` : `${primary}/128`] : [];
-  }
   const cidrs: string[] = [];
-  for (const text of texts) {
+  for (const text of expandNodePortAddresses(s)) {
     const p = parseCIDR(goTrimSpace(text));
     if (!p || p.cidr.ip.family !== family) continue;
     if (p.cidr.prefix === 0) return [];
@@ -122,14 +141,16 @@ function effectiveLocalhostNodePorts(s: ProxySettings, family: IPFamily, nodePor
 
 export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
   const nodePortAddresses = nodePortCIDRsFor(s, family);
+  const behaviour = behaviourOf(s.release);
   const knobs: ProxyKnobs = {
+    release: s.release,
     masqueradeAll: s.masqueradeAll,
     masqueradeBit: s.masqueradeBit,
     nodePortAddresses,
     nodeHints: s.preferSameTrafficDistribution,
     iptables: {
       localhostNodePorts: effectiveLocalhostNodePorts(s, family, nodePortAddresses),
-      randomFully: s.randomFully,
+      randomFully: s.randomFully || behaviour.randomFullyAlways,
       nfacct: s.nfacct,
       tcpBeLiberal: s.tcpBeLiberal,
     },
@@ -145,5 +166,5 @@ export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
   const detector = localDetectorFor(s, family);
   if (detector) knobs.localDetector = detector;
   const node: NodeFacts = { name: s.nodeName, zone: s.nodeZone, ips: nodeIPsOfFamily(s, family) };
-  return { family, node, knobs };
+  return { family, node, knobs, behaviour, serviceExternalIPs: s.serviceExternalIPs };
 }

@@ -9,6 +9,7 @@
  */
 
 import type { IPFamily } from '../net/ip.js';
+import type { KubeProxyRelease } from '../releases/index.js';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
@@ -90,12 +91,14 @@ export interface NodeFacts {
  * A common part, then what only one mode reads.
  */
 export interface ProxyKnobs {
+  /** The kube-proxy release reproduced (modes whose output changed between releases read it). */
+  release: KubeProxyRelease;
   masqueradeAll: boolean;
   /** 0..31; the mark is 1 << bit. */
   masqueradeBit: number;
   /**
    * Canonical CIDRs of this family that node ports are served on; empty = every local address.
-   * `primary` has already been replaced by the node's primary IP.
+   * The keywords (`primary`, …) have already been replaced.
    */
   nodePortAddresses: string[];
   /** undefined = no local-traffic detector for this family. */
@@ -110,7 +113,7 @@ export interface ProxyKnobs {
 export interface IptablesKnobs {
   /** Effective for this family (always false for IPv6). */
   localhostNodePorts: boolean;
-  /** iptables supports MASQUERADE --random-fully. */
+  /** MASQUERADE gets --random-fully (the host supports it, or the release always writes it). */
   randomFully: boolean;
   /** nfacct counters can be created. */
   nfacct: boolean;

@@ -18,7 +18,7 @@ import { runTraceCli } from '../trace/run-cli.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const GOLDEN_DIR = join(PACKET_FLOW_ROOT, 'explain');
-const FAKE = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767'];
+const FAKE = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--kube-proxy-version', '1.34', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767'];
 const PF = (p: string) => join(PACKET_FLOW_ROOT, p);
 
 const GOLDENS: Array<{ name: string; args: string[] }> = [

@@ -9,7 +9,7 @@ import { KpcError, usageError } from '../../src/errors.js';
 import { PACKET_FLOW_ROOT } from './flows.js';
 import { runTraceCli } from './run-cli.js';
 
-const FAKE = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767'];
+const FAKE = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--kube-proxy-version', '1.34', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767'];
 const ETP_LOCAL = ['-f', join(PACKET_FLOW_ROOT, 'TestExternalTrafficPolicyLocal/input'), '-R'];
 const SAVE = join(PACKET_FLOW_ROOT, 'iptables-save/TestLoadBalancer.save');
 

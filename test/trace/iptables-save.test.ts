@@ -41,7 +41,7 @@ const CAPTURES: Capture[] = [
     family: 'ipv4',
     test: 'TestTracePacket',
     caseName: '',
-    argv: ['compile', '--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767', '-f', join(OVERALL, 'input'), '-R'],
+    argv: ['compile', '--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--kube-proxy-version', '1.34', '--nfacct', '--no-masquerade-random-fully', '--service-node-port-range', '1-32767', '-f', join(OVERALL, 'input'), '-R'],
   },
   { name: 'TestLoadBalancer', family: 'ipv4', test: 'TestLoadBalancer', caseName: '' },
   { name: 'TestInternalExternalMasquerade-base', family: 'ipv4', test: 'TestInternalExternalMasquerade', caseName: 'base' },

@@ -5,8 +5,9 @@
  * Unknown fields: kube-proxy decodes strictly and, when that fails only because of unknown
  * fields in a v1alpha1 file, decodes again leniently and just logs "Using lenient decoding as
  * strict decoding failed" (cmd/kube-proxy/app/server.go loadConfig). kpc does the same by
- * default: for v1alpha1 they are warnings (`unknown field "iptables.foo"`); for v1alpha2, which
- * has no lenient fallback, they are errors. `unknownFields: 'error'` makes them errors always.
+ * default: they are warnings (`unknown field "iptables.foo"`); `unknownFields: 'error'` makes them
+ * errors. v1alpha1 is the only version kube-proxy v1.34–v1.37 registers; v1alpha2 (KEP-784) was
+ * never served by them, so it is refused as they refuse it.
  */
 
 import type { FieldError } from '../../diagnostics.js';
@@ -14,13 +15,14 @@ import { fieldError, fieldWarning } from '../../diagnostics.js';
 import { invalid, required } from './field-errors.js';
 import { goQuote, renderBadValue } from './go-format.js';
 import { formatGoDuration } from './proxy-config/duration.js';
-import { fromV1Alpha1, fromV1Alpha2, type InternalProxyConfig } from './proxy-config/internal.js';
-import { v1alpha1Schema, v1alpha2Schema } from './proxy-config/schema.js';
+import { fromV1Alpha1, type InternalProxyConfig } from './proxy-config/internal.js';
+import { v1alpha1Schema } from './proxy-config/schema.js';
 import { validateProxyConfig } from './proxy-config/validate.js';
+import { NEWEST_RELEASE, type KubeProxyRelease } from '../../releases/index.js';
 import { badValueOf, jsonTypeOf, structuralErrors } from './schema/issues.js';
 
 export const PROXY_CONFIG_GROUP = 'kubeproxy.config.k8s.io';
-export const PROXY_CONFIG_VERSIONS = [`${PROXY_CONFIG_GROUP}/v1alpha1`, `${PROXY_CONFIG_GROUP}/v1alpha2`];
+export const PROXY_CONFIG_VERSIONS = [`${PROXY_CONFIG_GROUP}/v1alpha1`];
 
 /**
  * The settings kube-proxy runs with, shaped like a defaulted v1alpha1 file so that code reading
@@ -30,14 +32,16 @@ export const PROXY_CONFIG_VERSIONS = [`${PROXY_CONFIG_GROUP}/v1alpha1`, `${PROXY
  */
 export interface KubeProxyConfig {
   apiVersion: string;
+  /** The kube-proxy release whose rules this configuration was judged by. */
+  release: KubeProxyRelease;
   hostnameOverride: string;
   serviceProxyName: string;
   mode: 'iptables' | 'ipvs' | 'nftables';
-  /** Comma-separated, one CIDR per family (v1alpha2's detectLocal.clusterCIDRs joined). */
+  /** Comma-separated, one CIDR per family. */
   clusterCIDR: string;
   detectLocalMode: 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
   detectLocal: { bridgeInterface: string; interfaceNamePrefix: string };
-  /** CIDRs, or the single keyword `primary`; empty means all local addresses. */
+  /** CIDRs and the release's keywords (`primary`; v1.37: `localhost`, `all`); empty means all local addresses. */
   nodePortAddresses: string[];
   iptables: { masqueradeBit: number; masqueradeAll: boolean; localhostNodePorts: boolean };
   /** Where newer configurations keep masqueradeAll; the same value as iptables.masqueradeAll. */
@@ -71,15 +75,18 @@ export interface ProxyConfigOptions {
    * validation then judges the configuration the proxier would run with.
    */
   overrides?: (c: InternalProxyConfig, errors: FieldError[]) => void;
+  /** The kube-proxy release whose rules apply (default: the newest). */
+  release?: KubeProxyRelease;
 }
 
 /** The document of a configuration that sets nothing: kube-proxy's defaults. */
 export const EMPTY_PROXY_CONFIG = { apiVersion: `${PROXY_CONFIG_GROUP}/v1alpha1`, kind: 'KubeProxyConfiguration' };
 
-function toKubeProxyConfig(c: InternalProxyConfig): KubeProxyConfig {
+function toKubeProxyConfig(c: InternalProxyConfig, release: KubeProxyRelease): KubeProxyConfig {
   const ct = c.linux.conntrack;
   return {
     apiVersion: c.apiVersion,
+    release,
     hostnameOverride: c.hostnameOverride,
     serviceProxyName: c.serviceProxyName,
     mode: (c.mode.value || 'iptables') as KubeProxyConfig['mode'],
@@ -110,7 +117,7 @@ function toKubeProxyConfig(c: InternalProxyConfig): KubeProxyConfig {
     syncPeriod: formatGoDuration(c.syncPeriod.value),
     minSyncPeriod: formatGoDuration(c.minSyncPeriod.value),
     configSyncPeriod: formatGoDuration(c.configSyncPeriod.value),
-    featureGates: { ...c.featureGates },
+    featureGates: Object.fromEntries(Object.entries(c.featureGates).map(([k, v]) => [k, v.value])),
   };
 }
 
@@ -155,23 +162,17 @@ export function decodeProxyConfig(raw: unknown, opts: ProxyConfigOptions = {}): 
     ]);
   }
 
-  let internal: { config: InternalProxyConfig; errors: FieldError[] };
-  let warnings: FieldError[] = [];
-  if (obj.apiVersion.endsWith('/v1alpha1')) {
-    const decoded = decodeV1Alpha1(obj, unknownFields);
-    warnings = decoded.warnings;
-    if (decoded.wire === undefined) return invalidResult(decoded.errors, warnings);
-    internal = fromV1Alpha1(decoded.wire);
-  } else {
-    const parsed = v1alpha2Schema().safeParse(obj);
-    if (!parsed.success) return invalidResult(structuralErrors(parsed.error, obj, v1alpha2Schema()));
-    internal = fromV1Alpha2(parsed.data);
-  }
+  const decoded = decodeV1Alpha1(obj, unknownFields);
+  const warnings = decoded.warnings;
+  if (decoded.wire === undefined) return invalidResult(decoded.errors, warnings);
+  const internal = fromV1Alpha1(decoded.wire);
   if (internal.errors.length > 0) return invalidResult(internal.errors, warnings);
   const overrideErrors: FieldError[] = [];
   opts.overrides?.(internal.config, overrideErrors);
   if (overrideErrors.length > 0) return invalidResult(overrideErrors, warnings);
-  const errors = validateProxyConfig(internal.config);
-  if (errors.length > 0) return invalidResult(errors, warnings);
-  return { status: 'ok', config: toKubeProxyConfig(internal.config), warnings };
+  const release = opts.release ?? NEWEST_RELEASE;
+  const validated = validateProxyConfig(internal.config, release);
+  warnings.push(...validated.warnings);
+  if (validated.errors.length > 0) return invalidResult(validated.errors, warnings);
+  return { status: 'ok', config: toKubeProxyConfig(internal.config, release), warnings };
 }

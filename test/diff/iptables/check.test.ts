@@ -17,7 +17,7 @@ import { cleanupTmp, tmpDir } from './harness.js';
 
 const REPEATED = join(FIXTURES_ROOT, 'kube-proxy/iptables');
 const step = (n: string) => join(REPEATED, `TestSyncProxyRulesRepeated-${n}`);
-const ARGS = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--nfacct', '--no-masquerade-random-fully'];
+const ARGS = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--kube-proxy-version', '1.34', '--nfacct', '--no-masquerade-random-fully'];
 
 function check(input: string, golden: string, extra: string[] = []) {
   return runKpc(['check', ...ARGS, ...extra, '-f', input, '-R', '--golden', golden]);

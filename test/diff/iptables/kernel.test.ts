@@ -20,6 +20,12 @@ import { describeLab, listLabNetns, withNetns } from '../../netns/lab.js';
 import { endpointSlice, service, type SvcSpec } from '../../e2e/manifests.js';
 import { checkSequence, cleanupTmp, compareSaves, compileDelta, compileFull, kpc, lineCount, load, save, tmpDir, writeManifests, writeText, type StateSpec } from './harness.js';
 import { DOCKER_LIKE, NODE_ARGS, NODE_ARGS_V6 } from './states.js';
+import { parse as parseYaml } from 'yaml';
+
+/** A golden case's arguments after its command word. */
+function caseArgs(file: string): string[] {
+  return (parseYaml(readFileSync(file, 'utf8')) as { args: string[] }).args.slice(1);
+}
 
 const http = { name: 'http', port: 80, protocol: 'TCP' as const, targetPort: 8080 };
 const httpSlice = { name: 'http', port: 8080, protocol: 'TCP' as const };
@@ -118,7 +124,7 @@ describeLab('kpc compile --previous: deltas reproduce the new state on a real ke
           state('defaults', objs),
           state('--masquerade-all', objs, [...NODE_ARGS, '--masquerade-all']),
           state('--nfacct --iptables-masquerade-bit 15', objs, [...NODE_ARGS, '--nfacct', '--iptables-masquerade-bit', '15']),
-          state('--no-masquerade-random-fully', objs, [...NODE_ARGS, '--no-masquerade-random-fully']),
+          state('--no-masquerade-random-fully (1.36: 1.37 ignores it)', objs, [...NODE_ARGS, '--kube-proxy-version', '1.36', '--no-masquerade-random-fully']),
           state('defaults again', objs),
         ];
       },
@@ -173,10 +179,7 @@ describeLab('kpc compile --previous: deltas reproduce the new state on a real ke
 
   it('large-cluster mode: 998 → 1001 endpoints (comments dropped), a change above 1000, back to 998', { timeout: 60_000 }, async () => {
     const base = join(FIXTURES_ROOT, 'kube-proxy/iptables');
-    const argsOf = (dir: string) => {
-      const spec = readFileSync(join(dir, 'case.yaml'), 'utf8');
-      return (/^args: \[(.*)\]$/m.exec(spec)![1]!.split(',').map((s) => s.trim()).slice(1));
-    };
+    const argsOf = (dir: string) => caseArgs(join(dir, 'case.yaml'));
     const below = join(base, 'TestSyncProxyRulesLargeClusterMode-998-endpoints-comments');
     const above = join(base, 'TestSyncProxyRulesLargeClusterMode-1001-endpoints-svc1-endpoint-no-comments');
     const args = argsOf(above);
@@ -214,8 +217,7 @@ describeLab('kpc compile --previous: deltas reproduce the new state on a real ke
       .sort();
     expect(steps).toHaveLength(9);
     const states: StateSpec[] = steps.map((s) => {
-      const spec = readFileSync(join(dir, s, 'case.yaml'), 'utf8');
-      const args = /^args: \[(.*)\]$/m.exec(spec)![1]!.split(',').map((x) => x.trim()).slice(1);
+      const args = caseArgs(join(dir, s, 'case.yaml'));
       return { label: s.replace('TestSyncProxyRulesRepeated-', ''), input: join(dir, s, 'input'), args };
     });
     const partials = steps.slice(1).map((s) => readFileSync(join(dir, s, 'expected-partial.out'), 'utf8'));

@@ -17,7 +17,7 @@ import { runKpc } from '../../helpers/run-kpc.js';
 import { cleanupTmp, writeText } from './harness.js';
 
 const STEP = join(FIXTURES_ROOT, 'kube-proxy/iptables/TestSyncProxyRulesRepeated-01-initial');
-const ARGS = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--nfacct', '--no-masquerade-random-fully'];
+const ARGS = ['--hostname-override', 'test-node', '--node-ip', '192.168.0.2', '--cluster-cidr', '10.0.0.0/8', '--kube-proxy-version', '1.34', '--nfacct', '--no-masquerade-random-fully'];
 const base = (cmd: 'diff' | 'compile', previous: string) => runKpc([cmd, ...ARGS, '-f', join(STEP, 'input'), '-R', '--previous', previous]);
 
 /** Rules of other components, as iptables-save prints them (none of these are kpc's). */

@@ -24,7 +24,7 @@ export interface Verdict {
 
 type Item = Record<string, unknown>;
 
-/** kpc's output does not depend on the release (kpc has no --kube-proxy-version yet): cached by input. */
+/** kpc's runs, cached by argv (which names the release) and input. */
 const kpcCache = new Map<string, Promise<RunResult>>();
 
 let kpcVersionFlag: boolean | undefined;
@@ -218,9 +218,8 @@ export function writeCase(root: string, version: string, mode: Mode, seed: numbe
   const spec: Record<string, unknown> = {
     description: `oracle disagreement, kube-proxy ${oracleVersion} ${mode} mode, generated seed ${seed} (shrunk)`,
     source: `kube-proxy ${oracleVersion}'s own code: k8s.io/kubernetes@${oracleVersion} pkg/proxy/${mode} run by test/oracle (kpc-oracle-v${version}); seed ${seed} of test/oracle/runner/generate.ts`,
-    // kpc reproduces v1.34 today; a case for a later release names it, for the day kpc has
-    // --kube-proxy-version (issue 15). The oracle ran with the flags alone (it is one release).
-    args: version === '1.34' ? ['compile', ...s.flags] : ['compile', '--kube-proxy-version', version, ...s.flags],
+    // The oracle ran with the flags alone (it is one release); kpc is told the release.
+    args: ['compile', '--kube-proxy-version', version, ...s.flags],
     exit: s.oracle.code === 4 ? 0 : s.oracle.code,
     notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n`,
   };

@@ -101,7 +101,7 @@ export async function checkValidation(version: string, seed: number): Promise<Va
   const tmp = writeTemp('cluster.json', listJSON(items));
   try {
     const [kpc, oracle] = await Promise.all([
-      runProcess(process.execPath, [kpcBin(), 'validate', '-f', tmp.path]),
+      runProcess(process.execPath, [kpcBin(), 'validate', '--kube-proxy-version', version, '-f', tmp.path]),
       runProcess(oracleBinary(version), ['validate', '-f', tmp.path]),
     ]);
     const verdicts = oracle.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as OracleVerdict);

@@ -2,6 +2,7 @@
 //
 //	kpc-oracle-vX compile [kpc compile flags] -f LIST.json [--config FILE] [-o DIR]
 //	kpc-oracle-vX validate -f LIST.json
+//	kpc-oracle-vX gates
 //	kpc-oracle-vX version
 //
 // compile runs the release's real iptables/ipvs proxier (see proxier.go) on the objects of a
@@ -49,7 +50,7 @@ func run(args []string) int {
 		klog.SetOutput(io.Discard)
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|version [flags]")
+		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|gates|version [flags]")
 		return exitBadInput
 	}
 	var err error
@@ -58,12 +59,14 @@ func run(args []string) int {
 	case "version":
 		fmt.Printf("kpc-oracle kube-proxy %s\n", kubeVersion())
 		return exitOK
+	case "gates":
+		err = runGates()
 	case "compile":
 		code, err = runCompile(args[1:])
 	case "validate":
 		code, err = runValidate(args[1:])
 	default:
-		err = usagef("unknown command %q (compile, validate, version)", args[0])
+		err = usagef("unknown command %q (compile, validate, gates, version)", args[0])
 	}
 	if err != nil {
 		var ue usageError

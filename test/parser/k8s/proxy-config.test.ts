@@ -5,7 +5,6 @@ import { isValidPortRange } from '../../../src/parser/k8s/proxy-config/validate.
 import { render, type Raw } from './helpers.js';
 
 const V1 = 'kubeproxy.config.k8s.io/v1alpha1';
-const V2 = 'kubeproxy.config.k8s.io/v1alpha2';
 
 function config(fields: Raw = {}, apiVersion = V1): Raw {
   return { apiVersion, kind: 'KubeProxyConfiguration', ...fields };
@@ -24,6 +23,7 @@ describe('decodeProxyConfig: defaults', () => {
   it('an empty v1alpha1 file gets kube-proxy defaults', () => {
     expect(okConfig(decodeProxyConfig(config()))).toEqual({
       apiVersion: V1,
+      release: '1.37',
       hostnameOverride: '',
       serviceProxyName: '',
       mode: 'iptables',
@@ -64,7 +64,7 @@ describe('decodeProxyConfig: defaults', () => {
           iptables: { masqueradeAll: true, masqueradeBit: 12, localhostNodePorts: false },
           ipvs: { scheduler: 'lc', strictARP: true, excludeCIDRs: ['10.0.0.0/8'], tcpTimeout: '900s', syncPeriod: '10s', minSyncPeriod: '2s' },
           conntrack: { tcpBeLiberal: true, maxPerCore: 0 },
-          featureGates: { TopologyAwareHints: true },
+          featureGates: { PreferSameTrafficDistribution: true },
         }),
       ),
     );
@@ -78,7 +78,7 @@ describe('decodeProxyConfig: defaults', () => {
     expect([c.syncPeriod, c.minSyncPeriod]).toEqual(['10s', '2s']);
     expect(c.conntrack.tcpBeLiberal).toBe(true);
     expect(c.conntrack.maxPerCore).toBe(0);
-    expect(c.featureGates).toEqual({ TopologyAwareHints: true });
+    expect(c.featureGates).toEqual({ PreferSameTrafficDistribution: true });
   });
 
   it('an explicit minSyncPeriod of 0 is defaulted to 1s, as upstream defaulting does', () => {
@@ -88,20 +88,6 @@ describe('decodeProxyConfig: defaults', () => {
   it('in nftables mode masqueradeAll comes from the nftables section', () => {
     const c = okConfig(decodeProxyConfig(config({ mode: 'nftables', nftables: { masqueradeAll: true }, iptables: { masqueradeAll: false } })));
     expect(c.linux.masqueradeAll).toBe(true);
-  });
-
-  it('v1alpha2: linux.masqueradeAll, top-level sync periods, localhostNodePorts off by default', () => {
-    const c = okConfig(
-      decodeProxyConfig(
-        config({ linux: { masqueradeAll: true, conntrack: { tcpBeLiberal: true } }, syncPeriod: '1m', detectLocal: { clusterCIDRs: ['10.244.0.0/16'] } }, V2),
-      ),
-    );
-    expect(c.linux.masqueradeAll).toBe(true);
-    expect(c.iptables.masqueradeAll).toBe(true);
-    expect(c.iptables.localhostNodePorts).toBe(false);
-    expect(c.syncPeriod).toBe('1m0s');
-    expect(c.clusterCIDR).toBe('10.244.0.0/16');
-    expect(c.conntrack.tcpBeLiberal).toBe(true);
   });
 
   it('accepts the fields kube-proxy writes in its own round-trip output', () => {
@@ -144,8 +130,10 @@ describe('decodeProxyConfig: decoding', () => {
     expect(errors(decodeProxyConfig(config({ foo: 1 }), { unknownFields: 'error' }))).toEqual(['foo: unknown field "foo"']);
   });
 
-  it('unknown v1alpha2 fields are errors (no lenient fallback)', () => {
-    expect(errors(decodeProxyConfig(config({ clusterCIDR: '10.0.0.0/8' }, V2)))).toEqual(['clusterCIDR: unknown field "clusterCIDR"']);
+  it('v1alpha2 is refused: kube-proxy v1.34–v1.37 register only v1alpha1 (pkg/proxy/apis/config/scheme)', () => {
+    expect(errors(decodeProxyConfig(config({ linux: { masqueradeAll: true } }, 'kubeproxy.config.k8s.io/v1alpha2')))).toEqual([
+      'apiVersion: Invalid value: "kubeproxy.config.k8s.io/v1alpha2": no kind "KubeProxyConfiguration" is registered for version "kubeproxy.config.k8s.io/v1alpha2"; use kubeproxy.config.k8s.io/v1alpha1',
+    ]);
   });
 
   it('a wrong type is an error even in v1alpha1', () => {
@@ -167,7 +155,7 @@ describe('decodeProxyConfig: decoding', () => {
     [{ kind: 'KubeProxyConfiguration' }, ['apiVersion: Required value']],
     [
       { apiVersion: 'kubeproxy.config.k8s.io/v1beta1', kind: 'KubeProxyConfiguration' },
-      ['apiVersion: Invalid value: "kubeproxy.config.k8s.io/v1beta1": no kind "KubeProxyConfiguration" is registered for version "kubeproxy.config.k8s.io/v1beta1"; use kubeproxy.config.k8s.io/v1alpha1 or kubeproxy.config.k8s.io/v1alpha2'],
+      ['apiVersion: Invalid value: "kubeproxy.config.k8s.io/v1beta1": no kind "KubeProxyConfiguration" is registered for version "kubeproxy.config.k8s.io/v1beta1"; use kubeproxy.config.k8s.io/v1alpha1'],
     ],
   ])('kind and version %j', (raw, expected) => expect(errors(decodeProxyConfig(raw))).toEqual(expected));
 });
@@ -209,12 +197,24 @@ describe('decodeProxyConfig: validation (pkg/proxy/apis/config/validation)', () 
     ]],
     [{ clusterCIDR: '10.244.0.0/16,bogus' }, ['clusterCIDR: Invalid value: "bogus": must be a valid CIDR block (e.g. 10.100.0.0/16 or fde4:8dba:82e1::/48)']],
     [{ clusterCIDR: 'a/1,b/2,c/3' }, ['clusterCIDR: Invalid value: ["a/1","b/2","c/3"]: must be a either a single CIDR or dual-stack pair of CIDRs (e.g. [10.100.0.0/16, fde4:8dba:82e1::/48]']],
-  ])('%j', (fields, expected) => expect(errors(decodeProxyConfig(config(fields)))).toEqual(expected));
+  ])('v1.34 %j', (fields, expected) => expect(errors(decodeProxyConfig(config(fields), { release: '1.34' }))).toEqual(expected));
 
-  it('v1alpha2 CIDR list entries are indexed', () => {
-    expect(errors(decodeProxyConfig(config({ detectLocal: { clusterCIDRs: ['10.0.0.0/8', 'x'] } }, V2)))).toEqual([
-      'detectLocal.clusterCIDRs[1]: Invalid value: "x": must be a valid CIDR block (e.g. 10.100.0.0/16 or fde4:8dba:82e1::/48)',
-    ]);
+  it.each([
+    [{ nodePortAddresses: ['10.0.0.0/8', 'primary', 'localhost', 'all'] }, []],
+    [{ nodePortAddresses: ['primary', 'primary'] }, ['nodePortAddresses[1]: Duplicate value: "primary"']],
+    [{ nodePortAddresses: ['10.0.0.1', 'local'] }, [
+      "nodePortAddresses[0]: Invalid value: \"10.0.0.1\": must be a valid CIDR or one of the keywords 'primary', 'localhost', 'all'",
+      "nodePortAddresses[1]: Invalid value: \"local\": must be a valid CIDR or one of the keywords 'primary', 'localhost', 'all'",
+    ]],
+    [{ mode: 'ipvs', featureGates: { KubeProxyIPVS: false } }, ['mode: Invalid value: "ipvs": must be iptables, nftables or blank (blank means the best-available proxy [currently iptables])']],
+    [{ mode: 'ipvs' }, []],
+  ])('v1.37 %j', (fields, expected) => expect(errors(decodeProxyConfig(config(fields), { release: '1.37' }))).toEqual(expected));
+
+  it('v1.34–v1.36 know no nodePortAddresses keyword but primary, and no KubeProxyIPVS gate', () => {
+    for (const release of ['1.34', '1.35', '1.36'] as const) {
+      expect(errors(decodeProxyConfig(config({ nodePortAddresses: ['localhost'] }), { release }))).toEqual(['nodePortAddresses[0]: Invalid value: "localhost": must be a valid CIDR']);
+      expect(errors(decodeProxyConfig(config({ featureGates: { KubeProxyIPVS: true } }), { release }))).toEqual(['featureGates.KubeProxyIPVS: unrecognized feature gate: KubeProxyIPVS']);
+    }
   });
 
   it('kpc rule: in ipvs mode the scheduler must be one the kernel has (it is written into ipvsadm input)', () => {

@@ -1,6 +1,6 @@
 /**
  * kube-proxy's internal configuration (pkg/proxy/apis/config KubeProxyConfiguration), reached
- * the way kube-proxy reaches it: version defaults (pkg/proxy/apis/config/v1alpha1 and v1alpha2
+ * the way kube-proxy reaches it: version defaults (pkg/proxy/apis/config/v1alpha1
  * defaults.go), then conversion (v1alpha1 conversion.go moves syncPeriod, masqueradeAll and
  * conntrack into their internal places and splits clusterCIDR). Each value remembers the path it
  * was written at, so an error points into the user's file.
@@ -11,7 +11,7 @@ import { invalid } from '../field-errors.js';
 import { parsedIP } from '../validate/ips.js';
 import { parseGoDuration } from './duration.js';
 import { splitHostPort } from './host-port.js';
-import type { WireV1Alpha1, WireV1Alpha2 } from './schema.js';
+import type { WireV1Alpha1 } from './schema.js';
 
 export interface At<T> {
   value: T;
@@ -20,11 +20,11 @@ export interface At<T> {
 
 export interface InternalProxyConfig {
   apiVersion: string;
-  featureGates: Record<string, boolean>;
+  /** Each gate with where it was set (a file's featureGates.NAME, or --feature-gates). */
+  featureGates: Record<string, At<boolean>>;
   burst: At<number>;
   hostnameOverride: string;
   serviceProxyName: string;
-  /** v1alpha1 only (v1alpha2 dropped these). */
   bindAddress?: At<string>;
   healthzBindAddress?: At<string>;
   metricsBindAddress?: At<string>;
@@ -82,7 +82,7 @@ function appendPortIfNeeded(addr: string, port: number): string {
   return ip.family === 'IPv4' ? `${addr}:${port}` : `[${addr}]:${port}`;
 }
 
-function conntrackOf(c: WireV1Alpha1['conntrack'] | NonNullable<WireV1Alpha2['linux']>['conntrack'], base: FieldPath, d: Durations) {
+function conntrackOf(c: WireV1Alpha1['conntrack'], base: FieldPath, d: Durations) {
   return {
     maxPerCore: { value: c?.maxPerCore ?? 32 * 1024, path: [...base, 'maxPerCore'] },
     min: { value: c?.min ?? 128 * 1024, path: [...base, 'min'] },
@@ -114,7 +114,7 @@ export function fromV1Alpha1(w: WireV1Alpha1): { config: InternalProxyConfig; er
   const clusterCIDR = w.clusterCIDR ?? '';
   const config: InternalProxyConfig = {
     apiVersion: w.apiVersion,
-    featureGates: { ...(w.featureGates ?? {}) },
+    featureGates: Object.fromEntries(Object.entries(w.featureGates ?? {}).map(([k, v]) => [k, { value: v, path: ['featureGates', k] }])),
     burst: { value: w.clientConnection?.burst || 10, path: ['clientConnection', 'burst'] },
     hostnameOverride: w.hostnameOverride ?? '',
     serviceProxyName: w.serviceProxyName ?? '',
@@ -147,45 +147,6 @@ export function fromV1Alpha1(w: WireV1Alpha1): { config: InternalProxyConfig; er
       bridgeInterface: { value: w.detectLocal?.bridgeInterface ?? '', path: ['detectLocal', 'bridgeInterface'] },
       interfaceNamePrefix: { value: w.detectLocal?.interfaceNamePrefix ?? '', path: ['detectLocal', 'interfaceNamePrefix'] },
       clusterCIDRs: { value: clusterCIDR === '' ? [] : clusterCIDR.split(','), path: ['clusterCIDR'] },
-    },
-  };
-  return { config, errors: d.errors };
-}
-
-export function fromV1Alpha2(w: WireV1Alpha2): { config: InternalProxyConfig; errors: FieldError[] } {
-  const d = new Durations();
-  const config: InternalProxyConfig = {
-    apiVersion: w.apiVersion,
-    featureGates: { ...(w.featureGates ?? {}) },
-    burst: { value: w.clientConnection?.burst || 10, path: ['clientConnection', 'burst'] },
-    hostnameOverride: w.hostnameOverride ?? '',
-    serviceProxyName: w.serviceProxyName ?? '',
-    mode: { value: w.mode ?? '', path: ['mode'] },
-    // v1alpha2 turns localhost NodePorts off by default.
-    iptables: { masqueradeBit: { value: w.iptables?.masqueradeBit ?? 14, path: ['iptables', 'masqueradeBit'] }, localhostNodePorts: w.iptables?.localhostNodePorts ?? false },
-    ipvs: {
-      scheduler: { value: w.ipvs?.scheduler ?? '', path: ['ipvs', 'scheduler'] },
-      excludeCIDRs: { value: [...(w.ipvs?.excludeCIDRs ?? [])], path: ['ipvs', 'excludeCIDRs'] },
-      strictARP: w.ipvs?.strictARP ?? false,
-      tcpTimeout: d.read(w.ipvs?.tcpTimeout, ['ipvs', 'tcpTimeout']),
-      tcpFinTimeout: d.read(w.ipvs?.tcpFinTimeout, ['ipvs', 'tcpFinTimeout']),
-      udpTimeout: d.read(w.ipvs?.udpTimeout, ['ipvs', 'udpTimeout']),
-    },
-    nftables: { masqueradeBit: { value: w.nftables?.masqueradeBit ?? 14, path: ['nftables', 'masqueradeBit'] } },
-    linux: {
-      masqueradeAll: w.linux?.masqueradeAll ?? false,
-      oomScoreAdj: { value: w.linux?.oomScoreAdj ?? -999, path: ['linux', 'oomScoreAdj'] },
-      conntrack: conntrackOf(w.linux?.conntrack, ['linux', 'conntrack'], d),
-    },
-    syncPeriod: orDefault(d.read(w.syncPeriod, ['syncPeriod']), 30 * S),
-    minSyncPeriod: orDefault(d.read(w.minSyncPeriod, ['minSyncPeriod']), 1 * S),
-    configSyncPeriod: orDefault(d.read(w.configSyncPeriod, ['configSyncPeriod']), 15 * 60 * S),
-    nodePortAddresses: { value: [...(w.nodePortAddresses ?? [])], path: ['nodePortAddresses'] },
-    detectLocalMode: { value: w.detectLocalMode || 'ClusterCIDR', path: ['detectLocalMode'] },
-    detectLocal: {
-      bridgeInterface: { value: w.detectLocal?.bridgeInterface ?? '', path: ['detectLocal', 'bridgeInterface'] },
-      interfaceNamePrefix: { value: w.detectLocal?.interfaceNamePrefix ?? '', path: ['detectLocal', 'interfaceNamePrefix'] },
-      clusterCIDRs: { value: [...(w.detectLocal?.clusterCIDRs ?? [])], path: ['detectLocal', 'clusterCIDRs'] },
     },
   };
   return { config, errors: d.errors };

@@ -1,8 +1,8 @@
 /**
  * KubeProxyConfiguration on the wire: kubeproxy.config.k8s.io/v1alpha1 (k8s.io/kube-proxy
- * config/v1alpha1/types.go) and v1alpha2 (KEP-784, alpha in v1.33; its field list is taken from
- * the scheme's round-trip test data). Each schema comes in a strict and a lenient form, because
- * kube-proxy decodes strictly and, for v1alpha1 only, falls back to lenient decoding.
+ * config/v1alpha1/types.go), the only version kube-proxy v1.34–v1.37 registers
+ * (pkg/proxy/apis/config/scheme). The schema comes in a strict and a lenient form, because
+ * kube-proxy decodes strictly and falls back to lenient decoding.
  */
 
 import { z } from 'zod';
@@ -80,47 +80,4 @@ export function v1alpha1Schema(strict: boolean) {
   });
 }
 
-export function v1alpha2Schema() {
-  const { obj } = builders(true);
-  return z.strictObject({
-    apiVersion: z.string(),
-    kind: z.string(),
-    featureGates: boolMap(),
-    clientConnection: clientConnection(obj),
-    logging: anything(),
-    hostnameOverride: str(),
-    healthzBindAddresses: stringList(),
-    healthzBindPort: int32(),
-    metricsBindAddresses: stringList(),
-    metricsBindPort: int32(),
-    bindAddressHardFail: bool(),
-    configHardFail: bool(),
-    enableProfiling: bool(),
-    showHiddenMetricsForVersion: str(),
-    serviceProxyName: str(),
-    mode: str(),
-    iptables: obj({ masqueradeBit: int32(), localhostNodePorts: bool() }),
-    ipvs: obj({
-      masqueradeBit: int32(),
-      scheduler: str(),
-      excludeCIDRs: stringList(),
-      strictARP: bool(),
-      tcpTimeout: duration(),
-      tcpFinTimeout: duration(),
-      udpTimeout: duration(),
-    }),
-    nftables: obj({ masqueradeBit: int32() }),
-    winkernel: winkernel(obj),
-    windows: obj({ runAsService: bool() }),
-    linux: obj({ conntrack: conntrack(obj), masqueradeAll: bool(), oomScoreAdj: int32() }),
-    detectLocalMode: str(),
-    detectLocal: obj({ bridgeInterface: str(), interfaceNamePrefix: str(), clusterCIDRs: list(z.string()) }),
-    nodePortAddresses: stringList(),
-    configSyncPeriod: duration(),
-    syncPeriod: duration(),
-    minSyncPeriod: duration(),
-  });
-}
-
 export type WireV1Alpha1 = z.infer<ReturnType<typeof v1alpha1Schema>>;
-export type WireV1Alpha2 = z.infer<ReturnType<typeof v1alpha2Schema>>;

@@ -5,15 +5,18 @@
  * `KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MasqueradeBit`, which cannot be located
  * in a YAML file).
  *
- * Not checked, because they need kube-proxy's binary rather than its configuration: feature
- * gate names (the known-gate list of one release), showHiddenMetricsForVersion (the release's
- * own minor version), and logging options.
+ * The feature gates are applied first, as kube-proxy's options Complete() applies them before
+ * Validate: with the release's own gate table (src/releases), so a gate the release does not know
+ * or has locked is refused in its words, and gates that change validation (KubeProxyIPVS) act.
+ *
+ * Not checked, because they need kube-proxy's binary rather than its configuration:
+ * showHiddenMetricsForVersion (the release's own minor version) and logging options.
  *
  * kpc adds two rules of its own, because these values are written into its output: the IPVS
  * scheduler must be one the kernel has, and detect-local interface names must be interface names.
  */
 
-import type { FieldError } from '../../../diagnostics.js';
+import { fieldError, fieldWarning, type FieldError } from '../../../diagnostics.js';
 import { parseCIDR } from '../../../net/ip.js';
 import { invalid, notSupported } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
@@ -22,6 +25,8 @@ import { formatGoDuration } from './duration.js';
 import { splitHostPort } from './host-port.js';
 import type { At, InternalProxyConfig } from './internal.js';
 import { goTrimSpace } from '../../../go/strings.js';
+import { applyGates, behaviourOf, gatesOf, type AppliedGates, type KubeProxyRelease } from '../../../releases/index.js';
+import { duplicate } from '../field-errors.js';
 
 export const PROXY_MODES = ['iptables', 'ipvs', 'nftables'];
 export const DETECT_LOCAL_MODES = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix', ''];
@@ -61,11 +66,15 @@ function validateLinux(c: InternalProxyConfig): FieldError[] {
   return errs;
 }
 
-function validateMode(c: InternalProxyConfig): FieldError[] {
+/** validateProxyModeLinux: from v1.37 ipvs is a mode only while the KubeProxyIPVS gate is on. */
+function validateMode(c: InternalProxyConfig, gates: AppliedGates, release: KubeProxyRelease): FieldError[] {
   const mode = c.mode.value;
-  if (mode === '' || PROXY_MODES.includes(mode)) return [];
-  return [invalid(c.mode.path, mode, `must be ${PROXY_MODES.join(', ')} or blank (blank means the best-available proxy [currently iptables])`)];
+  const ipvsGated = gatesOf(release).has('KubeProxyIPVS') && !gates.enabled('KubeProxyIPVS');
+  const valid = PROXY_MODES.filter((m) => m !== 'ipvs' || !ipvsGated);
+  if (mode === '' || valid.includes(mode)) return [];
+  return [invalid(c.mode.path, mode, `must be ${valid.join(', ')} or blank (blank means the best-available proxy [currently iptables])`)];
 }
+
 
 function validatePeriods(c: InternalProxyConfig): FieldError[] {
   const errs: FieldError[] = [];
@@ -110,14 +119,28 @@ export function isValidPortRange(value: string): boolean {
   return low <= 65535 && high <= 65535 && high >= low;
 }
 
-function validateNodePortAddresses(at: At<string[]>): FieldError[] {
+/** validateKubeProxyNodePortAddress: up to v1.36 `primary` alone; v1.37 adds keywords among CIDRs. */
+function validateNodePortAddresses(at: At<string[]>, release: KubeProxyRelease): FieldError[] {
+  const keywords = behaviourOf(release).nodePortAddressKeywords;
   const errs: FieldError[] = [];
-  for (const [i, addr] of at.value.entries()) {
-    if (addr === 'primary') {
-      if (i !== 0 || at.value.length !== 1) errs.push(invalid([...at.path, i], addr, "can't use both 'primary' and CIDRs"));
-      break;
+  if (keywords.length === 1) {
+    for (const [i, addr] of at.value.entries()) {
+      if (addr === 'primary') {
+        if (i !== 0 || at.value.length !== 1) errs.push(invalid([...at.path, i], addr, "can't use both 'primary' and CIDRs"));
+        break;
+      }
+      if (!parseCIDR(addr)) errs.push(invalid([...at.path, i], addr, 'must be a valid CIDR'));
     }
-    if (!parseCIDR(addr)) errs.push(invalid([...at.path, i], addr, 'must be a valid CIDR'));
+    return errs;
+  }
+  const seen = new Set<string>();
+  for (const [i, addr] of at.value.entries()) {
+    if (keywords.includes(addr)) {
+      if (seen.has(addr)) errs.push(duplicate([...at.path, i], addr));
+      seen.add(addr);
+      continue;
+    }
+    if (!parseCIDR(addr)) errs.push(invalid([...at.path, i], addr, `must be a valid CIDR or one of the keywords ${keywords.map((k) => `'${k}'`).join(', ')}`));
   }
   return errs;
 }
@@ -179,13 +202,32 @@ function validateScheduler(c: InternalProxyConfig): FieldError[] {
   return s.value === '' || IPVS_SCHEDULERS.includes(s.value) ? [] : [notSupported(s.path, s.value, IPVS_SCHEDULERS)];
 }
 
-export function validateProxyConfig(c: InternalProxyConfig): FieldError[] {
+/** Feature gates as options Complete() sets them; their errors stop kube-proxy before Validate. */
+function validateFeatureGates(c: InternalProxyConfig, release: KubeProxyRelease): { gates: AppliedGates; errors: FieldError[]; warnings: FieldError[] } {
+  const requested = Object.fromEntries(Object.entries(c.featureGates).map(([k, v]) => [k, v.value]));
+  const gates = applyGates(release, requested);
+  const pathOf = (gate: string) => c.featureGates[gate]?.path ?? ['featureGates'];
+  return {
+    gates,
+    errors: gates.errors.map((p) => fieldError(pathOf(p.gate), p.message)),
+    warnings: gates.warnings.map((p) => fieldWarning(pathOf(p.gate), p.message)),
+  };
+}
+
+export interface ConfigVerdict {
+  errors: FieldError[];
+  warnings: FieldError[];
+}
+
+export function validateProxyConfig(c: InternalProxyConfig, release: KubeProxyRelease): ConfigVerdict {
+  const fg = validateFeatureGates(c, release);
+  if (fg.errors.length > 0) return { errors: fg.errors, warnings: fg.warnings };
   const errs: FieldError[] = [];
   errs.push(...masqueradeBit(c.iptables.masqueradeBit));
   if (c.mode.value === 'ipvs') errs.push(...validateIPVS(c));
   if (c.mode.value === 'nftables') errs.push(...masqueradeBit(c.nftables.masqueradeBit));
   errs.push(...validateLinux(c));
-  errs.push(...validateMode(c));
+  errs.push(...validateMode(c, fg.gates, release));
   if (c.burst.value < 0) errs.push(invalid(c.burst.path, c.burst.value, NON_NEGATIVE));
   errs.push(...validatePeriods(c));
   if (c.bindAddress && !parsedIP(c.bindAddress.value)) {
@@ -196,9 +238,9 @@ export function validateProxyConfig(c: InternalProxyConfig): FieldError[] {
   if (c.portRange && !isValidPortRange(c.portRange.value)) {
     errs.push(invalid(c.portRange.path, c.portRange.value, 'must be a valid port range (e.g. 300-2000)'));
   }
-  errs.push(...validateNodePortAddresses(c.nodePortAddresses));
+  errs.push(...validateNodePortAddresses(c.nodePortAddresses, release));
   errs.push(...validateDetectLocal(c));
   if (c.mode.value === 'ipvs') errs.push(...validateScheduler(c));
-  return errs;
+  return { errors: errs, warnings: fg.warnings };
 }
 
