@@ -45,13 +45,17 @@ export interface ServicePortPlan {
 /** Per-sync facts the per-port decisions read. */
 export interface PlanContext {
   ir: ProxyIR;
-  /** The node's primary IP of this family, parsed; undefined when none. */
-  nodeIP: IP | undefined;
+  /**
+   * The node's primary IP of this family, parsed. Loopback (127.0.0.1 or ::1) when the node has
+   * none of this family: kube-proxy's detectNodeIPs (cmd/kube-proxy/app/server.go) starts from
+   * those and only replaces them with the addresses it finds.
+   */
+  nodeIP: IP;
 }
 
 export function planContext(ir: ProxyIR): PlanContext {
-  const first = ir.node.ips[0];
-  return { ir, nodeIP: first !== undefined ? parseIP(first)?.ip : undefined };
+  const first = ir.node.ips[0] ?? (ir.family === 'IPv4' ? '127.0.0.1' : '::1');
+  return { ir, nodeIP: parseIP(first)!.ip };
 }
 
 export function planServicePort(sp: ServicePort, ctx: PlanContext): ServicePortPlan {
@@ -73,7 +77,7 @@ export function planServicePort(sp: ServicePort, ctx: PlanContext): ServicePortP
     externallyAccessible: accessible,
     usesExternalPath: hasEndpoints && accessible,
     usesFirewall,
-    nodeAllowedBySourceRanges: ctx.nodeIP !== undefined && sp.loadBalancerSourceRanges.some((c) => cidrContains(parseCIDR(c)!.cidr, ctx.nodeIP!)),
+    nodeAllowedBySourceRanges: sp.loadBalancerSourceRanges.some((c) => cidrContains(parseCIDR(c)!.cidr, ctx.nodeIP)),
   };
 }
 
