@@ -147,8 +147,16 @@ export function toKubeNode(node: CoreNode): Node {
       ...(node.spec.podCIDRs.length > 0 ? { podCIDR: node.spec.podCIDRs[0]! } : {}),
       podCIDRs: [...node.spec.podCIDRs],
     },
-    status: { addresses: node.status.addresses.map((a) => ({ type: a.type as NodeAddress['type'], address: a.address })) },
+    status: nodeStatus(node),
   };
+}
+
+function nodeStatus(node: CoreNode): Node['status'] {
+  const status: Node['status'] = { addresses: node.status.addresses.map((a) => ({ type: a.type as NodeAddress['type'], address: a.address })) };
+  if (node.status.conditions.find((c) => c.type === 'Ready')?.status === 'True') status.ready = true;
+  const cpu = node.status.allocatable.cpu;
+  if (cpu !== undefined) status.allocatableCPU = cpu;
+  return status;
 }
 
 /** FindPort's search order: the containers' ports, then those of sidecars (restartable init containers). */

@@ -149,6 +149,10 @@ export interface Node {
   };
   status: {
     addresses: NodeAddress[];
+    /** Set when the first Ready condition is "True" (the EndpointSlice controller's topology cache). */
+    ready?: true;
+    /** status.allocatable.cpu as written, when set (validated). */
+    allocatableCPU?: string;
   };
 }
 
