@@ -9,9 +9,10 @@ import type { ReadSummary } from '../parser/load.js';
 import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { ProxySettings } from '../ir/context.js';
+import type { DeriveResult } from '../controllers/endpointslice/index.js';
 import { usageError } from '../errors.js';
 
-const KINDS = 'a Service, EndpointSlice, Endpoints or Node';
+const KINDS = 'a Service, EndpointSlice, Endpoints, Node or Pod';
 export const CLUSTER_QUERY = 'kubectl get svc,endpointslices,nodes -A -o yaml';
 
 /**
@@ -33,7 +34,7 @@ export function noObjectsMessage(read: ReadSummary, paths: readonly string[]): s
 }
 
 /** Warnings about the input as a whole (printed `warning: ...`). */
-export function inputWarnings(input: { services: Service[]; slices: EndpointSlice[]; legacy: Endpoints[]; nodes: Node[] }, settings: ProxySettings, nodeNamedBy: string | undefined): string[] {
+export function inputWarnings(input: { services: readonly Service[]; slices: readonly EndpointSlice[]; legacy: readonly Endpoints[]; nodes: readonly Node[] }, settings: ProxySettings, nodeNamedBy: string | undefined): string[] {
   const out: string[] = [];
   if (input.services.length > 0 && input.slices.length === 0 && input.legacy.length === 0) {
     out.push(
@@ -73,4 +74,47 @@ export function refuseEmptyingDelta(ir: ProxyIR, previousServices: number, previ
     `refusing a delta that removes every Service from --previous ${previous} (it holds ${previousServices} Service entries): the input has no ${ir.family} Service ports. ` +
       'Check -f and --ip-family; pass --allow-empty if removing them all is meant',
   );
+}
+
+/** `a/b, c/d, e/f and 9 more`: a list that stays one line. */
+function someOf(items: readonly string[], shown = 5): string {
+  if (items.length <= shown) return items.join(', ');
+  return `${items.slice(0, shown).join(', ')} and ${items.length - shown} more`;
+}
+
+/** `derived 3 EndpointSlices from Pods for shop/web, shop/db` (nothing when none were derived). */
+export function derivationNotes(d: DeriveResult): string[] {
+  if (d.services.length === 0) return [];
+  const n = d.derived.length;
+  const names = d.services.map((s) => `${s.namespace}/${s.name}`);
+  const out = [`derived ${n} EndpointSlice${n === 1 ? '' : 's'} from Pods for ${d.services.length > 5 ? `${d.services.length} Services: ` : ''}${someOf(names)}`];
+  // What the topology cache decided for topology-mode Services, in the controller's event words.
+  const reasons = new Map<string, string[]>();
+  for (const s of d.services) {
+    for (const t of s.topology) {
+      if (t.hints) continue;
+      const who = `${s.namespace}/${s.name} (${t.addressType})`;
+      reasons.set(t.why, [...(reasons.get(t.why) ?? []), who]);
+    }
+  }
+  for (const [why, who] of reasons) out.push(`topology-aware hints not given (the controller's event: "${why}") for ${someOf(who)}`);
+  return out;
+}
+
+/** Pods the controller leaves out because their Node is not in the input. */
+export function derivationWarnings(d: DeriveResult): string[] {
+  const missing: string[] = [];
+  const nodes = new Set<string>();
+  for (const s of d.services) {
+    for (const m of s.podsWithoutNode) {
+      missing.push(`${s.namespace}/${m.pod}`);
+      nodes.add(m.nodeName === '' ? '(none)' : m.nodeName);
+    }
+  }
+  if (missing.length === 0) return [];
+  const pods = [...new Set(missing)];
+  return [
+    `${pods.length} Pod(s) run on Nodes that are not in the input (${someOf([...nodes].sort())}): the EndpointSlice controller leaves such Pods out of the slices it derives ` +
+      `(${someOf(pods)}); include the Nodes, e.g. kubectl get svc,pods,nodes -A -o yaml`,
+  ];
 }

@@ -19,6 +19,7 @@ import { checkCommand } from './commands/check.js';
 import { traceCommand } from './commands/trace.js';
 import { explainCommand } from './commands/explain.js';
 import { dnsCommand } from './commands/dns.js';
+import { endpointSlicesCommand } from './commands/endpointslices.js';
 import { versionText } from './version.js';
 
 export function processIo(): Io {
@@ -40,7 +41,7 @@ export function processIo(): Io {
 }
 
 /** Every command, in the order help lists them. */
-const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, dnsCommand, validateCommand];
+const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, dnsCommand, endpointSlicesCommand, validateCommand];
 
 /**
  * One command, registered the way every command is: its argument, the shared input flags,

@@ -38,6 +38,11 @@ export function addInputOptions(cmd: Command): Command {
     .addOption(new Option('--ip-validation <mode>', 'IP and CIDR checks: legacy (accept leading zeros, warn) or strict (default: the release\'s API server: legacy before v1.36, strict from v1.36)').choices(['legacy', 'strict']))
     .option('--service-node-port-range <range>', 'the cluster\'s node-port range, for nodePort checks', '30000-32767')
     .option('--max-input-size <size>', 'the most one input (a file or stdin) may hold, e.g. 2Gi (default 1Gi)')
+    .addOption(
+      new Option('--endpoints-from <source>', "selector Services' endpoints: auto (derive EndpointSlices from Pods, as the EndpointSlice controller does, for Services without slices in namespaces whose Pods are given), pods (derive them for every selector Service) or slices (never)")
+        .choices(['auto', 'pods', 'slices'])
+        .default('auto'),
+    )
     .option('-q, --quiet', 'print no notes (warnings and errors still print)')
     .option('--allow-empty', 'accept an input without objects (only kube-proxy\'s fixed rules), and a delta that removes every Service (both refused otherwise)');
   return cmd;

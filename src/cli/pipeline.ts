@@ -9,14 +9,15 @@ import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
-import type { EndpointSlice, Endpoints, Node, Service } from '../parser/k8s/types.js';
+import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
+import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
 import { buildIR } from '../ir/build.js';
 import { contextFor } from '../ir/context.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
 import { diagnosticsOf, inputErrors, isKpcError, KpcError, usageError } from '../errors.js';
 import { timed } from './stage-timer.js';
-import { detectorNote, inputWarnings, noObjectsMessage } from './input-checks.js';
+import { derivationNotes, derivationWarnings, detectorNote, inputWarnings, noObjectsMessage } from './input-checks.js';
 import { resolveSettings, type ResolvedSettings } from '../config/settings.js';
 import { applyFlags, FLAG_OF_FIELD, isFlagPath, type KnobFlags } from '../config/flags.js';
 import { decodeProxyConfig, EMPTY_PROXY_CONFIG, type KubeProxyConfig } from '../parser/k8s/proxy-config.js';
@@ -38,6 +39,8 @@ export interface CommonFlags extends KnobFlags {
   /** --allow-empty: no objects, or a delta removing every Service, is what the user means. */
   allowEmpty?: boolean;
   ipFamily?: string;
+  /** --endpoints-from: where selector Services' endpoints come from (default auto). */
+  endpointsFrom?: EndpointsFrom;
 }
 
 export interface Loaded {
@@ -186,19 +189,35 @@ export interface Compiled {
   notes: string[];
 }
 
-/** Sort the loaded objects by kind, converting legacy Endpoints to slices. */
-export function partitionObjects(objects: readonly LoadedObject[]): { services: Service[]; slices: EndpointSlice[]; legacy: Endpoints[]; nodes: Node[] } {
+export interface Partitioned {
+  services: Service[];
+  /** The slices kube-proxy reads: the input's (less those derived ones replace), derived and mirrored ones. */
+  slices: EndpointSlice[];
+  legacy: Endpoints[];
+  nodes: Node[];
+  pods: Pod[];
+  /** The EndpointSlices derived from Pods (--endpoints-from). */
+  derivation: DeriveResult;
+}
+
+/**
+ * Sort the loaded objects by kind, derive selector Services' slices from Pods (the
+ * EndpointSlice controller, --endpoints-from) and convert legacy Endpoints to slices (the
+ * mirroring controller).
+ */
+export function partitionObjects(objects: readonly LoadedObject[], opts: { endpointsFrom?: EndpointsFrom; release?: ControllerVersion } = {}): Partitioned {
   const services: Service[] = [];
-  const slices: EndpointSlice[] = [];
+  const given: EndpointSlice[] = [];
   const nodes: Node[] = [];
   const legacy: Endpoints[] = [];
+  const pods: Pod[] = [];
   for (const { object } of objects) {
     switch (object.kind) {
       case 'Service':
         services.push(object);
         break;
       case 'EndpointSlice':
-        slices.push(object);
+        given.push(object);
         break;
       case 'Endpoints':
         legacy.push(object);
@@ -206,8 +225,13 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
       case 'Node':
         nodes.push(object);
         break;
+      case 'Pod':
+        pods.push(object);
+        break;
     }
   }
+  const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', ...(opts.release ? { release: opts.release } : {}) });
+  const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
   // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
   // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
   // EndpointSlice at all, so manifests that carry both are not counted twice.
@@ -218,7 +242,7 @@ export function partitionObjects(objects: readonly LoadedObject[]): { services: 
     if (withSlices.has(key)) continue;
     slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
   }
-  return { services, slices, legacy, nodes };
+  return { services, slices, legacy, nodes, pods, derivation };
 }
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
@@ -227,13 +251,14 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {
-    const input = partitionObjects(objects);
+    const input = partitionObjects(objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
     const settings = resolveSettings(config, flags, input.nodes);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
     const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
-    const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy)];
+    const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
-    return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...notes, detector] : notes };
+    const all = [...notes, ...derivationNotes(input.derivation)];
+    return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...all, detector] : all };
   });
 }

@@ -54,7 +54,7 @@ export interface ReadSummary {
   skipped: Map<string, number>;
 }
 
-const NAMESPACED_KINDS = new Set(['Service', 'EndpointSlice', 'Endpoints']);
+const NAMESPACED_KINDS = new Set(['Service', 'EndpointSlice', 'Endpoints', 'Pod']);
 
 const untimed = <T>(_stage: 'read' | 'validate', work: () => T): T => work();
 

@@ -15,6 +15,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
   ['lang'],
   ['parser'],
+  ['controllers'],
   ['ir'],
   ['config'],
   ['emit'],

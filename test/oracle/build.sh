@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Builds kube-proxy's own code into the test oracle, one binary per release:
 #   test/oracle/build.sh [1.34 1.35 1.36 1.37]     (default: every vX.Y/ folder)
-# Binaries: $KPC_ORACLE_CACHE/bin/kpc-oracle-vX.Y (KPC_ORACLE_CACHE defaults to
+# Binaries: $KPC_ORACLE_BIN/kpc-oracle-vX.Y ($KPC_ORACLE_CACHE/bin; KPC_ORACLE_CACHE defaults to
 # /var/cache/kpc-oracle). Go's module and build caches live there too (gomod/, gocache/), so a
 # second run downloads and compiles nothing. The Go sources are shared (src/, symlinked into
 # each vX.Y/); vX.Y/compat.go holds each release's constructor calls; overlay/ holds the two
 # files ADDED to the upstream proxier packages with `go build -overlay` (they expose one
 # synchronous sync and a no-nfacct switch; no upstream code is copied or changed).
 # Every release builds with this machine's Go (1.26.8; go.mod says at most go 1.26.0).
+# KPC_ORACLE_BIN (default $KPC_ORACLE_CACHE/bin) puts the binaries, and this build's alternate
+# go.mod and overlay files (in its .work/), elsewhere: two checkouts with different oracle
+# sources then share the module and build caches without overwriting each other's binaries.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 : "${KPC_ORACLE_CACHE:=/var/cache/kpc-oracle}"
+: "${KPC_ORACLE_BIN:=$KPC_ORACLE_CACHE/bin}"
 export GOMODCACHE="$KPC_ORACLE_CACHE/gomod" GOCACHE="$KPC_ORACLE_CACHE/gocache"
 export GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local
-mkdir -p "$KPC_ORACLE_CACHE/bin" "$GOMODCACHE" "$GOCACHE"
+if [[ "$KPC_ORACLE_BIN" == "$KPC_ORACLE_CACHE/bin" ]]; then work="$KPC_ORACLE_CACHE"; else work="$KPC_ORACLE_BIN/.work"; fi
+mkdir -p "$KPC_ORACLE_BIN" "$work/mod" "$GOMODCACHE" "$GOCACHE"
 if ! command -v go >/dev/null; then echo "build.sh: no go on PATH" >&2; exit 127; fi
 
 versions=("$@")
@@ -26,7 +31,7 @@ for v in "${versions[@]}"; do
   [[ -f "$dir/go.mod" ]] || { echo "build.sh: no $dir/go.mod" >&2; exit 2; }
   t0=$(date +%s.%N)
   cd "$dir"
-  out="$KPC_ORACLE_CACHE/bin/kpc-oracle-v$v"
+  out="$KPC_ORACLE_BIN/kpc-oracle-v$v"
   # Up to date when the inputs (sources through the symlinks, go.mod/go.sum, overlay, Go
   # version) hash as they did for the binary there: then nothing is built.
   stamp="$( { go version; cat go.mod go.sum ./*.go "$here"/overlay/*.go; } | sha256sum | cut -d' ' -f1)"
@@ -46,12 +51,11 @@ for v in "${versions[@]}"; do
     rm -rf "$copy"; mkdir -p "$KPC_ORACLE_CACHE/src"
     cp -al "$kdir" "$copy.tmp" && chmod u+w "$copy.tmp" && touch "$copy.tmp/.complete" && mv "$copy.tmp" "$copy"
   fi
-  mkdir -p "$KPC_ORACLE_CACHE/mod"
-  modfile="$KPC_ORACLE_CACHE/mod/v$v.mod"
+  modfile="$work/mod/v$v.mod"
   { cat go.mod; echo; echo "replace k8s.io/kubernetes => $copy"; } > "$modfile.new"
   cmp -s "$modfile.new" "$modfile" && rm "$modfile.new" || mv "$modfile.new" "$modfile"
   cmp -s go.sum "${modfile%.mod}.sum" || cp go.sum "${modfile%.mod}.sum"
-  overlay="$KPC_ORACLE_CACHE/overlay-v$v.json"
+  overlay="$work/overlay-v$v.json"
   cat > "$overlay" <<JSON
 {"Replace": {
   "$copy/pkg/proxy/iptables/kpc_oracle.go": "$here/overlay/iptables_kpc_oracle.go",

@@ -24,7 +24,8 @@ import {
 } from '../../dns/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import { explainWriteErrors, writeBundleDir, type Io } from '../io.js';
-import { loadInput, partitionObjects, type CommonFlags } from '../pipeline.js';
+import { loadInput, partitionObjects, releaseOf, type CommonFlags } from '../pipeline.js';
+import { derivationNotes, derivationWarnings } from '../input-checks.js';
 import { printDiagnostics, reportNotes, reportWarnings } from '../report.js';
 
 export interface DnsFlags extends CommonFlags {
@@ -126,7 +127,9 @@ function loadCluster(flags: DnsFlags, io: Io, pods: PodMode): DnsCluster {
   const loaded = loadInput(flags, io.readStdin);
   printDiagnostics(io, loaded.warnings);
   reportNotes(io, loaded.notes);
-  const input = partitionObjects(loaded.objects);
+  const input = partitionObjects(loaded.objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
+  reportWarnings(io, derivationWarnings(input.derivation));
+  reportNotes(io, derivationNotes(input.derivation));
   const namespaces = new Set<string>();
   for (const { object } of loaded.objects) if (object.metadata.namespace !== '') namespaces.add(object.metadata.namespace);
   try {

@@ -15,6 +15,7 @@ import { invalid, required } from './field-errors.js';
 import { decodeEndpointSlice } from './decode/endpoint-slice.js';
 import { decodeEndpoints } from './decode/endpoints.js';
 import { decodeNode } from './decode/node.js';
+import { decodePod } from './decode/pod.js';
 import type { DecodeOptions } from './decode/options.js';
 import { invalidResult, type DecodeResult } from './decode/result.js';
 import { decodeService } from './decode/service.js';
@@ -30,6 +31,7 @@ const DECODERS: Readonly<Record<KindName, (raw: unknown, opts: DecodeOptions) =>
   EndpointSlice: decodeEndpointSlice,
   Endpoints: decodeEndpoints,
   Node: decodeNode,
+  Pod: decodePod,
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {

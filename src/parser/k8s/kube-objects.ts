@@ -13,6 +13,7 @@ import type { CoreEndpoint, CoreEndpointPort, CoreEndpointSlice } from './model/
 import type { CoreEndpoints } from './model/endpoints.js';
 import type { CoreObjectMeta } from './model/meta.js';
 import type { CoreNode } from './model/node.js';
+import type { CorePod } from './model/pod.js';
 import type { CoreLoadBalancerIngress, CoreService, CoreServiceSpec } from './model/service.js';
 import type {
   EndpointSlice,
@@ -22,6 +23,8 @@ import type {
   Node,
   NodeAddress,
   ObjectMeta,
+  Pod,
+  PodPort,
   Protocol,
   Service,
   ServiceType,
@@ -32,13 +35,27 @@ function meta(m: CoreObjectMeta): ObjectMeta {
   return { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations };
 }
 
+function toKubeServicePort(p: CoreServiceSpec['ports'][number]): Service['spec']['ports'][number] {
+  const out: Service['spec']['ports'][number] = { name: p.name, protocol: p.protocol as Protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort };
+  if (p.appProtocol !== undefined) out.appProtocol = p.appProtocol;
+  return out;
+}
+
+/** meta() plus what the controllers read of a Service or Pod: its uid and deletionTimestamp. */
+function metaWithIdentity(m: CoreObjectMeta): ObjectMeta {
+  const out = meta(m);
+  if (m.uid !== undefined) out.uid = m.uid;
+  if (m.deletionTimestamp !== undefined) out.deletionTimestamp = m.deletionTimestamp;
+  return out;
+}
+
 function toKubeServiceSpec(s: CoreServiceSpec): Service['spec'] {
   const spec: Service['spec'] = {
     type: s.type as ServiceType,
     clusterIP: s.clusterIP,
     clusterIPs: s.clusterIPs,
     ipFamilies: s.ipFamilies as IPFamilyName[],
-    ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol as Protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort })),
+    ports: s.ports.map(toKubeServicePort),
     externalIPs: s.externalIPs,
     loadBalancerSourceRanges: s.loadBalancerSourceRanges,
     sessionAffinity: s.sessionAffinity as 'None' | 'ClientIP',
@@ -67,7 +84,7 @@ function toKubeIngress(i: CoreLoadBalancerIngress): LoadBalancerIngress {
 export function toKubeService(svc: CoreService): Service {
   return {
     kind: 'Service',
-    metadata: meta(svc.metadata),
+    metadata: metaWithIdentity(svc.metadata),
     spec: toKubeServiceSpec(svc.spec),
     status: { loadBalancerIngress: svc.status.loadBalancer.ingress.map(toKubeIngress) },
   };
@@ -130,6 +147,39 @@ export function toKubeNode(node: CoreNode): Node {
       ...(node.spec.podCIDRs.length > 0 ? { podCIDR: node.spec.podCIDRs[0]! } : {}),
       podCIDRs: [...node.spec.podCIDRs],
     },
-    status: { addresses: node.status.addresses.map((a) => ({ type: a.type as NodeAddress['type'], address: a.address })) },
+    status: nodeStatus(node),
+  };
+}
+
+function nodeStatus(node: CoreNode): Node['status'] {
+  const status: Node['status'] = { addresses: node.status.addresses.map((a) => ({ type: a.type as NodeAddress['type'], address: a.address })) };
+  if (node.status.conditions.find((c) => c.type === 'Ready')?.status === 'True') status.ready = true;
+  const cpu = node.status.allocatable.cpu;
+  if (cpu !== undefined) status.allocatableCPU = cpu;
+  return status;
+}
+
+/** FindPort's search order: the containers' ports, then those of sidecars (restartable init containers). */
+function namedPortsOf(pod: CorePod): PodPort[] {
+  const out: PodPort[] = [];
+  const add = (c: CorePod['spec']['containers'][number]) => {
+    for (const p of c.ports) if (p.name !== '') out.push({ name: p.name, containerPort: p.containerPort, protocol: p.protocol as Protocol });
+  };
+  for (const c of pod.spec.containers) add(c);
+  for (const c of pod.spec.initContainers) if (c.restartPolicy === 'Always') add(c);
+  return out;
+}
+
+export function toKubePod(pod: CorePod): Pod {
+  return {
+    kind: 'Pod',
+    metadata: metaWithIdentity(pod.metadata),
+    spec: { nodeName: pod.spec.nodeName, hostname: pod.spec.hostname, subdomain: pod.spec.subdomain, namedPorts: namedPortsOf(pod) },
+    status: {
+      phase: pod.status.phase,
+      // getPodReadyCondition takes the first Ready condition.
+      ready: pod.status.conditions.find((c) => c.type === 'Ready')?.status === 'True',
+      podIPs: pod.status.podIPs,
+    },
   };
 }

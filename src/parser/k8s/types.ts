@@ -16,6 +16,10 @@ export interface ObjectMeta {
   namespace: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** Kept for Services and Pods (the EndpointSlice controller's ownerReferences and targetRefs). */
+  uid?: string;
+  /** Kept for Services and Pods: a terminating Pod, a Service pending deletion. */
+  deletionTimestamp?: string;
 }
 
 export interface ServicePort {
@@ -27,6 +31,8 @@ export interface ServicePort {
   targetPort: number | string;
   /** 0 when not set / not allocated. */
   nodePort: number;
+  /** Copied to the EndpointSlices the controller makes; kube-proxy ignores it. */
+  appProtocol?: string;
 }
 
 export interface LoadBalancerIngress {
@@ -143,7 +149,46 @@ export interface Node {
   };
   status: {
     addresses: NodeAddress[];
+    /** Set when the first Ready condition is "True" (the EndpointSlice controller's topology cache). */
+    ready?: true;
+    /** status.allocatable.cpu as written, when set (validated). */
+    allocatableCPU?: string;
   };
 }
 
-export type KubeObject = Service | EndpointSlice | Endpoints | Node;
+/** A container port a named targetPort can resolve to. */
+export interface PodPort {
+  name: string;
+  containerPort: number;
+  protocol: Protocol;
+}
+
+/**
+ * A v1 Pod, as the EndpointSlice controller reads it: labels (selector matching),
+ * metadata.deletionTimestamp (terminating), spec.nodeName, hostname and subdomain, the named
+ * ports of its containers and sidecars (restartable init containers) in FindPort's search
+ * order, the phase, the Ready condition and the pod IPs (the v1 podIP reconciled into podIPs,
+ * as the API server's conversion does).
+ */
+export interface Pod {
+  kind: 'Pod';
+  metadata: ObjectMeta;
+  spec: {
+    /** '' when not scheduled. */
+    nodeName: string;
+    hostname: string;
+    subdomain: string;
+    /** Named container ports: containers first, then sidecars, each in order. */
+    namedPorts: PodPort[];
+  };
+  status: {
+    /** '' when not set. */
+    phase: string;
+    /** The Ready condition's status is "True". */
+    ready: boolean;
+    /** As written (validated, not yet canonical). */
+    podIPs: string[];
+  };
+}
+
+export type KubeObject = Service | EndpointSlice | Endpoints | Node | Pod;

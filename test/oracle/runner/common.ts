@@ -26,8 +26,11 @@ export type Mode = (typeof MODES)[number];
 
 export const BUNDLE_FILES = ['ipvs.rules', 'ipset.rules', 'iptables.rules', 'kube-ipvs0.addrs'] as const;
 
+/** Where build.sh put the binaries (KPC_ORACLE_BIN, default ORACLE_CACHE/bin). */
+export const ORACLE_BIN = process.env.KPC_ORACLE_BIN ?? join(ORACLE_CACHE, 'bin');
+
 export function oracleBinary(version: string): string {
-  return join(ORACLE_CACHE, 'bin', `kpc-oracle-v${version}`);
+  return join(ORACLE_BIN, `kpc-oracle-v${version}`);
 }
 
 export function kpcBin(): string {

@@ -95,7 +95,7 @@ export function moveFlagsToConfig(seed: number, flags: string[]): { flags: strin
 
 type Fam = 'IPv4' | 'IPv6';
 
-class Gen {
+export class Gen {
   readonly r: () => number;
   constructor(seed: number) {
     this.r = rng(seed);

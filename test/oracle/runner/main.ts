@@ -1,6 +1,6 @@
 /**
  * npm run oracle -- [--versions 1.34,1.35,1.36,1.37] [--modes iptables,ipvs] [--seeds A-B]
- *                   [--jobs N] [--no-shrink] [--cases DIR | --no-cases] [--validation]
+ *                   [--jobs N] [--no-shrink] [--cases DIR | --no-cases] [--validation] [--endpointslices]
  *
  * Compiles each generated seed with kpc (node bin/kpc.js compile …) and with the oracle
  * (kube-proxy's own code, test/oracle/build.sh), prints one line per disagreement and last
@@ -9,12 +9,15 @@
  * kpc has no --kube-proxy-version yet (it is passed when `kpc compile --help` lists it): every
  * release is compared with kpc's current (v1.34) output.
  * --validation: mutated inputs, kpc validate vs the API server's validation (validation.ts).
+ * --endpointslices: clusters with Pods, kpc's derived EndpointSlices vs the EndpointSlice
+ * controller's (endpointslices.ts); a shrunk disagreement goes to fixtures/endpointslices/.
  */
 
 import { existsSync } from 'node:fs';
 import { checkSeed, DEFAULT_CASE_ROOT, kpcHasVersionFlag, shrink, writeCase } from './campaign.js';
 import { kpcBin, MODES, type Mode, oracleBinary, pool, runProcess, VERSIONS } from './common.js';
 import { runValidationCampaign } from './validation.js';
+import { runEndpointSlicesCampaign } from './endpointslices.js';
 
 interface Args {
   versions: string[];
@@ -24,10 +27,11 @@ interface Args {
   shrink: boolean;
   cases: string | undefined;
   validation: boolean;
+  endpointslices: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { versions: [...VERSIONS], modes: [...MODES], seeds: [1, 50], jobs: 2, shrink: true, cases: DEFAULT_CASE_ROOT, validation: false };
+  const a: Args = { versions: [...VERSIONS], modes: [...MODES], seeds: [1, 50], jobs: 2, shrink: true, cases: DEFAULT_CASE_ROOT, validation: false, endpointslices: false };
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i]!;
     const v = () => {
@@ -46,6 +50,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--cases') a.cases = v();
     else if (f === '--no-cases') a.cases = undefined;
     else if (f === '--validation') a.validation = true;
+    else if (f === '--endpointslices') a.endpointslices = true;
     else throw new Error(`unknown flag ${f}`);
   }
   for (const m of a.modes) if (!(MODES as readonly string[]).includes(m)) throw new Error(`--modes: ${m}`);
@@ -65,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (args.validation) return runValidationCampaign(args.versions, args.seeds, args.jobs);
+  if (args.endpointslices) return runEndpointSlicesCampaign(args.versions, args.seeds, args.jobs, args.shrink, args.cases !== undefined);
   const t0 = Date.now();
   if (!(await kpcHasVersionFlag())) console.log('oracle: kpc has no --kube-proxy-version: every release is compared with kpc\'s current output (v1.34)');
   const oracleVersions = new Map<string, string>();

@@ -35,12 +35,14 @@ import (
 
 // options are the oracle's own settings: what kpc takes as host facts rather than config.
 type options struct {
-	files      []string
-	namespace  string
-	configFile string
-	outDir     string
-	ipFamily   string
-	nodeIPs    []string
+	// kpc's --endpoints-from: auto, pods or slices (endpointslices.go derivedForCompile).
+	endpointsFrom string
+	files         []string
+	namespace     string
+	configFile    string
+	outDir        string
+	ipFamily      string
+	nodeIPs       []string
 	// kpc: "iptables supports --random-fully" (default yes), "the nfacct counters exist" (default no).
 	randomFully bool
 	nfacct      bool
@@ -122,7 +124,7 @@ func loadConfigFile(path string) (*kubeproxyconfig.KubeProxyConfiguration, error
 func parseCompileFlags(args []string) (*options, error) {
 	args = joinBoolArgs(args)
 	// --config first: the flags are applied on top of it.
-	o := &options{namespace: "default", ipFamily: "ipv4", randomFully: true, nftOutput: "transaction"}
+	o := &options{namespace: "default", ipFamily: "ipv4", randomFully: true, nftOutput: "transaction", endpointsFrom: "auto"}
 	pre := pflag.NewFlagSet("pre", pflag.ContinueOnError)
 	pre.ParseErrorsWhitelist.UnknownFlags = true
 	pre.SetOutput(devNull{})
@@ -150,6 +152,7 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs.StringArrayVarP(&o.files, "filename", "f", nil, "")
 	fs.BoolVarP(&recursive, "recursive", "R", false, "")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "")
+	fs.StringVar(&o.endpointsFrom, "endpoints-from", "auto", "")
 	fs.StringVar(&configFile, "config", "", "")
 	fs.StringVarP(&o.outDir, "output", "o", "", "")
 	fs.StringVar(&o.ipFamily, "ip-family", "ipv4", "")
@@ -208,6 +211,9 @@ func parseCompileFlags(args []string) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments: %v", fs.Args())
+	}
+	if o.endpointsFrom != "auto" && o.endpointsFrom != "pods" && o.endpointsFrom != "slices" {
+		return nil, usagef("--endpoints-from: %q is not auto, pods or slices", o.endpointsFrom)
 	}
 	if kubeProxyVersion != "" && !strings.HasPrefix(strings.TrimPrefix(kubeVersion(), "v"), strings.TrimPrefix(kubeProxyVersion, "v")+".") {
 		return nil, usagef("--kube-proxy-version %s: this oracle is kube-proxy %s", kubeProxyVersion, kubeVersion())

@@ -1,6 +1,6 @@
 package main
 
-// Input: a `kind: List` JSON of Services, EndpointSlices, Endpoints and Nodes, read as the API
+// Input: a `kind: List` JSON of Services, EndpointSlices, Endpoints, Nodes and Pods, read as the API
 // server would store them: decoded into the real k8s.io/api types, defaulted with the
 // generated SetObjectDefaults_* (registered by pkg/apis/core/install and
 // pkg/apis/discovery/install), converted to the internal types (where validation runs and
@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
@@ -47,6 +48,7 @@ type cluster struct {
 	slices    []*discoveryv1.EndpointSlice
 	endpoints []*corev1.Endpoints
 	nodes     []*corev1.Node
+	pods      []*corev1.Pod
 	skipped   []string
 }
 
@@ -89,7 +91,7 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		_ = json.Unmarshal(raw, &meta)
 		o.kind, o.name, o.namespace = meta.Kind, meta.Metadata.Name, meta.Metadata.Namespace
 		switch o.kind {
-		case "Service", "EndpointSlice", "Endpoints", "Node":
+		case "Service", "EndpointSlice", "Endpoints", "Node", "Pod":
 		default:
 			out = append(out, o)
 			continue
@@ -120,6 +122,11 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 			internal = &discovery.EndpointSlice{}
 		case *corev1.Node:
 			internal = &core.Node{}
+		case *corev1.Pod:
+			if v.Namespace == "" {
+				v.Namespace = namespace
+			}
+			internal = &core.Pod{}
 		default:
 			o.decodeErr = fmt.Errorf("unexpected type %T (apiVersion?)", obj)
 			out = append(out, o)
@@ -158,6 +165,24 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		case *core.Node:
 			o.errs = corevalidation.ValidateNode(v)
 			o.stored = &corev1.Node{}
+		case *core.Pod:
+			// podStrategy.Validate; a Pod read back with a status got it through the status
+			// subresource (podStatusStrategy.ValidateUpdate), against the created Pod whose
+			// status PrepareForCreate reset (the QoS class is computed then; kept here).
+			opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&v.Spec, nil, &v.ObjectMeta, nil)
+			opts.ResourceIsPod = true
+			if o.errs = corevalidation.ValidatePodCreate(v, opts); len(o.errs) == 0 && !reflect.DeepEqual(v.Status, core.PodStatus{}) {
+				updated := v.DeepCopy()
+				if updated.ResourceVersion == "" {
+					updated.ResourceVersion = "1"
+				}
+				created := updated.DeepCopy()
+				created.Status = core.PodStatus{Phase: core.PodPending, QOSClass: updated.Status.QOSClass}
+				sopts := podutil.GetValidationOptionsFromPodSpecAndMeta(&updated.Spec, &created.Spec, &updated.ObjectMeta, &created.ObjectMeta)
+				sopts.ResourceIsPod = true
+				o.errs = corevalidation.ValidatePodStatusUpdate(updated, created, sopts)
+			}
+			o.stored = &corev1.Pod{}
 		}
 		if err := legacyscheme.Scheme.Convert(internal, o.stored, nil); err != nil {
 			o.decodeErr = err
@@ -202,6 +227,8 @@ func loadCluster(files []string, namespace string) (*cluster, error) {
 			c.slices = append(c.slices, v)
 		case *corev1.Node:
 			c.nodes = append(c.nodes, v)
+		case *corev1.Pod:
+			c.pods = append(c.pods, v)
 		case nil:
 			c.skipped = append(c.skipped, describe(o))
 		}

@@ -3,11 +3,14 @@
 //	kpc-oracle-vX compile [kpc compile flags] -f LIST.json [--config FILE] [-o DIR]
 //	kpc-oracle-vX validate -f LIST.json
 //	kpc-oracle-vX gates
+//	kpc-oracle-vX endpointslices -f LIST.json
 //	kpc-oracle-vX version
 //
 // compile runs the release's real iptables/ipvs proxier (see proxier.go) on the objects of a
 // `kind: List` JSON and prints what kube-proxy programs on its first full sync, in kpc's output
-// form. validate runs the API server's validation on each object. See test/oracle/README.md.
+// form. validate runs the API server's validation on each object. endpointslices runs the
+// EndpointSlice controller on the input's Services, Pods and Nodes and prints the slices it
+// writes (endpointslices.go). See test/oracle/README.md.
 //
 // Exit codes follow kpc's: 0 ok, 2 bad input or usage, 3 internal error; 4 = the kernel refused
 // what the proxier wrote (the output is still printed).
@@ -50,7 +53,7 @@ func run(args []string) int {
 		klog.SetOutput(io.Discard)
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|gates|version [flags]")
+		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|endpointslices|gates|version [flags]")
 		return exitBadInput
 	}
 	var err error
@@ -65,8 +68,10 @@ func run(args []string) int {
 		code, err = runCompile(args[1:])
 	case "validate":
 		code, err = runValidate(args[1:])
+	case "endpointslices":
+		code, err = runEndpointSlices(args[1:])
 	default:
-		err = usagef("unknown command %q (compile, validate, gates, version)", args[0])
+		err = usagef("unknown command %q (compile, validate, endpointslices, gates, version)", args[0])
 	}
 	if err != nil {
 		var ue usageError

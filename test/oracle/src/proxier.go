@@ -330,6 +330,14 @@ func runCompile(args []string) (int, error) {
 	if err := setupNetns(facts.ifaceIPs, mode == kubeproxyconfig.ProxyModeIPVS); err != nil {
 		return exitInternal, err
 	}
+	// Pods: the EndpointSlice controller's slices for the Services kpc derives them for
+	// (--endpoints-from), handed to the proxier like the mirrored ones.
+	derived, kept, err := derivedForCompile(c, o.endpointsFrom)
+	if err != nil {
+		return exitInternal, err
+	}
+	c.slices = kept
+	mirrored = append(mirrored, derived...)
 	resolvePrimaryNodePortAddresses(o.cfg, facts.nodeIPs)
 
 	family := corev1.IPv4Protocol

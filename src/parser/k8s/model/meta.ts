@@ -28,6 +28,10 @@ export interface CoreObjectMeta {
   ownerReferences: OwnerReference[];
   finalizers: string[];
   managedFields: ManagedFieldsEntry[];
+  /** Set when the object carries one (read back from a cluster); the controllers use them. */
+  uid?: string;
+  /** Set on an object being deleted (a terminating Pod). */
+  deletionTimestamp?: string;
 }
 
 /** The typed-object header every kind carries. */

@@ -16,6 +16,11 @@ export interface CoreNode extends TypeMeta {
     podCIDRs: string[];
     taints: CoreTaint[];
   };
-  status: { addresses: Array<{ type: string; address: string }> };
+  status: {
+    addresses: Array<{ type: string; address: string }>;
+    /** Quantities as written (a JSON number as its text). */
+    allocatable: Record<string, string>;
+    conditions: Array<{ type: string; status: string }>;
+  };
 }
 

@@ -66,7 +66,7 @@ function toCoreManagedFieldsEntry(f: NonNullable<WireMeta['managedFields']>[numb
  * absent lists and maps become fresh empty ones directly, without copying a throwaway `?? []`.
  */
 export function toCoreObjectMeta(m: WireObjectMeta): CoreObjectMeta {
-  return {
+  const out: CoreObjectMeta = {
     name: m?.name ?? '',
     generateName: m?.generateName ?? '',
     namespace: m?.namespace ?? '',
@@ -77,4 +77,7 @@ export function toCoreObjectMeta(m: WireObjectMeta): CoreObjectMeta {
     finalizers: m?.finalizers != null ? [...m.finalizers] : [],
     managedFields: m?.managedFields != null ? m.managedFields.map(toCoreManagedFieldsEntry) : [],
   };
+  if (m?.uid != null && m.uid !== '') out.uid = m.uid;
+  if (m?.deletionTimestamp != null && m.deletionTimestamp !== '') out.deletionTimestamp = m.deletionTimestamp;
+  return out;
 }

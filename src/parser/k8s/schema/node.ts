@@ -22,7 +22,15 @@ export const nodeSchema = z.strictObject({
     configSource: anything(),
     externalID: str(),
   }),
-  status: z.looseObject({ addresses: list(z.strictObject({ type: str(), address: str() })) }).nullish(),
+  status: z
+    .looseObject({
+      addresses: list(z.strictObject({ type: str(), address: str() })),
+      // Read by the EndpointSlice controller's topology cache only (a quantity is a JSON string
+      // or number; conditions grow fields, so their other fields are not checked).
+      allocatable: z.record(z.string(), z.union([z.string(), z.number()])).nullish(),
+      conditions: list(z.looseObject({ type: str(), status: str() })),
+    })
+    .nullish(),
 });
 
 export type WireNode = z.infer<typeof nodeSchema>;
@@ -37,6 +45,10 @@ export function toCoreNode(w: WireNode): CoreNode {
       podCIDRs: [...(w.spec?.podCIDRs ?? [])],
       taints: (w.spec?.taints ?? []).map((t) => ({ key: t.key ?? '', value: t.value ?? '', effect: t.effect ?? '' })),
     },
-    status: { addresses: (w.status?.addresses ?? []).map((a) => ({ type: a.type ?? '', address: a.address ?? '' })) },
+    status: {
+      addresses: (w.status?.addresses ?? []).map((a) => ({ type: a.type ?? '', address: a.address ?? '' })),
+      allocatable: Object.fromEntries(Object.entries(w.status?.allocatable ?? {}).map(([k, v]) => [k, String(v)])),
+      conditions: (w.status?.conditions ?? []).map((c) => ({ type: c.type ?? '', status: c.status ?? '' })),
+    },
   };
 }

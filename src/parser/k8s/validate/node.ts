@@ -13,6 +13,7 @@ import { validateLabelName } from './labels.js';
 import { isValidLabelValue, nameIsDNSSubdomain } from './names.js';
 import { validateObjectMeta } from './object-meta.js';
 import { parseCIDR } from '../../../net/ip.js';
+import { parseQuantity, QUANTITY_FORMAT_ERROR } from '../quantity.js';
 
 export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 export const NODE_ADDRESS_TYPES = ['ExternalDNS', 'ExternalIP', 'Hostname', 'InternalDNS', 'InternalIP'];
@@ -77,12 +78,25 @@ function validateAddresses(node: CoreNode, ctx: ValidationContext): FieldError[]
   return errs;
 }
 
+/**
+ * A quantity the API server cannot parse fails the Node's JSON decoding (Quantity.UnmarshalJSON);
+ * kpc reads allocatable CPU (the EndpointSlice controller's topology hints).
+ */
+function validateAllocatable(node: CoreNode): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(node.status.allocatable)) {
+    if (parseQuantity(v) === undefined) errs.push(invalid(['status', 'allocatable', { key: k }], v, QUANTITY_FORMAT_ERROR));
+  }
+  return errs;
+}
+
 export function validateNode(node: CoreNode, ctx: ValidationContext): FieldError[] {
   return [
     ...validateObjectMeta(node.metadata, false, nameIsDNSSubdomain),
     ...validateTaints(node),
     ...validatePodCIDRs(node, ctx),
     ...validateAddresses(node, ctx),
+    ...validateAllocatable(node),
   ];
 }
 

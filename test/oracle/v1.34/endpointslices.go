@@ -1,0 +1,1 @@
+../src/endpointslices.go
