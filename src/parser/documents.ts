@@ -8,7 +8,8 @@
 
 import type { Source } from './input-files.js';
 import { JsonObjects, type ReadOutcome } from './json-objects.js';
-import { isJsonSpace, scanJsonStream } from './json-stream.js';
+import { isJsonSpace } from './json-bytes.js';
+import { scanJsonStream } from './json-stream.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { LineIndex, scanLines } from './lines.js';
 import { diagnosticAt, LIMITS, MAX_DOCUMENT_BYTES, type ReadResult } from './raw-objects.js';

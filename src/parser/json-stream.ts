@@ -21,6 +21,7 @@
  */
 
 import { TextDecoder } from 'node:util';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, isJsonSpace, NEWLINE, OPEN_BRACE, OPEN_BRACKET, QUOTE, SPACE } from './json-bytes.js';
 import { listItemType } from './raw-objects.js';
 
 export interface JsonObjectRange {
@@ -41,20 +42,7 @@ export interface JsonStreamScan {
   guessed: boolean;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const SPACE = 0x20;
-const NEWLINE = 0x0a;
 
-export function isJsonSpace(b: number | undefined): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
 
 export function skipJsonSpace(buf: Uint8Array, i: number): number {
   while (i < buf.length && isJsonSpace(buf[i])) i++;

@@ -3,18 +3,7 @@
  * (and differs between engine versions); this walk over the grammar (RFC 8259) does.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
 
 /**
  * The byte offset of the first error in buf[start, end) and what is wrong there. The text is
@@ -29,7 +18,7 @@ export function findJsonSyntaxError(buf: Uint8Array, start: number, end: number)
   /** The byte at k, or -1 past the item (the bytes after it belong to the file, not to it). */
   const byteAt = (k: number): number => (k < end ? buf[k]! : -1);
   const space = () => {
-    while (isSpace(byteAt(i))) i++;
+    while (isJsonSpace(byteAt(i))) i++;
   };
   /** A string at i; false (i at the problem) when it is not one. */
   const string = (): boolean => {

@@ -78,7 +78,7 @@ describe('no objects at all: refused, never an empty ruleset', () => {
   it('only kinds kpc does not compile', async () => {
     const f = join(dir(), 'other.yaml');
     writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n');
-    await expectRefused([...ARGS, '-f', f], /no objects passed: 2 object\(s\) read from .*, none of them a Service, EndpointSlice, Endpoints or Node \(1 ConfigMap, 1 Deployment\); for a cluster: kubectl get svc,endpointslices,nodes -A -o yaml/);
+    await expectRefused([...ARGS, '-f', f], /no objects passed: 2 object\(s\) read from .*, none of them a Service, EndpointSlice, Endpoints, Node or Pod \(1 ConfigMap, 1 Deployment\); for a cluster: kubectl get svc,endpointslices,nodes -A -o yaml/);
   });
 
   it('--allow-empty compiles kube-proxy\'s fixed rules only', async () => {

@@ -24,9 +24,9 @@ import {
 } from '../../dns/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import { explainWriteErrors, writeBundleDir, type Io } from '../io.js';
-import { loadInput, partitionObjects, releaseOf, type CommonFlags } from '../pipeline.js';
-import { derivationNotes, derivationWarnings } from '../input-checks.js';
-import { printDiagnostics, reportNotes, reportWarnings } from '../report.js';
+import type { CommonFlags } from '../pipeline.js';
+import { readObjects } from '../read-objects.js';
+import { reportNotes, reportWarnings } from '../report.js';
 
 export interface DnsFlags extends CommonFlags {
   clusterDomain: string;
@@ -124,12 +124,7 @@ function loadCluster(flags: DnsFlags, io: Io, pods: PodMode): DnsCluster {
   if (!m) throw usageError(`--dns-service: "${flags.dnsService}" is not NAMESPACE/NAME`);
   for (const ip of flags.dnsPodIp ?? []) if (canonicalIP(ip) === undefined) throw usageError(`--dns-pod-ip: "${ip}" is not an IP address`);
 
-  const loaded = loadInput(flags, io.readStdin);
-  printDiagnostics(io, loaded.warnings);
-  reportNotes(io, loaded.notes);
-  const input = partitionObjects(loaded.objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
-  reportWarnings(io, derivationWarnings(input.derivation));
-  reportNotes(io, derivationNotes(input.derivation));
+  const { loaded, input } = readObjects(flags, io);
   const namespaces = new Set<string>();
   for (const { object } of loaded.objects) if (object.metadata.namespace !== '') namespaces.add(object.metadata.namespace);
   try {

@@ -10,10 +10,9 @@ import { stringify } from 'yaml';
 import { toList } from '../../controllers/endpointslice/index.js';
 import { EXIT } from '../../errors.js';
 import type { CommandSpec } from '../command-spec.js';
-import { derivationNotes, derivationWarnings } from '../input-checks.js';
 import type { Io } from '../io.js';
-import { loadInput, partitionObjects, releaseOf, type CommonFlags } from '../pipeline.js';
-import { printDiagnostics, reportNotes, reportWarnings } from '../report.js';
+import type { CommonFlags } from '../pipeline.js';
+import { readObjects } from '../read-objects.js';
 
 export interface EndpointSlicesFlags extends CommonFlags {
   output: 'yaml' | 'json';
@@ -38,12 +37,7 @@ written.
 `;
 
 export function runEndpointSlices(flags: EndpointSlicesFlags, io: Io): number {
-  const loaded = loadInput(flags, io.readStdin);
-  printDiagnostics(io, loaded.warnings);
-  reportNotes(io, loaded.notes);
-  const input = partitionObjects(loaded.objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
-  reportWarnings(io, derivationWarnings(input.derivation));
-  reportNotes(io, derivationNotes(input.derivation));
+  const { input } = readObjects(flags, io);
   const list = toList(input.derivation.derived);
   io.stdout([flags.output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : stringify(list, { indentSeq: false, lineWidth: 0 })]);
   return EXIT.ok;
