@@ -58,7 +58,7 @@ export function addNodeOptions(cmd: Command): Command {
 /** The knobs; `modes` are the --proxy-mode choices of this command. */
 export function addKnobOptions(cmd: Command, modes: readonly string[]): Command {
   cmd
-    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables; ipvs is deprecated since kube-proxy 1.35)').choices([...modes]))
+    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables; ipvs is deprecated since kube-proxy 1.35; nftables is GA)').choices([...modes]))
     .option('--cluster-cidr <cidrs>', 'the cluster\'s pod CIDR(s), comma-separated (for --detect-local-mode ClusterCIDR)')
     .addOption(new Option('--detect-local-mode <mode>', 'how pod traffic is recognised (default ClusterCIDR)').choices(['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix']))
     .option('--pod-bridge-interface <name>', 'the bridge for --detect-local-mode BridgeInterface')
@@ -67,7 +67,8 @@ export function addKnobOptions(cmd: Command, modes: readonly string[]): Command 
   cmd.addOption(new Option('--iptables-masquerade-bit <n>', 'the fwmark bit for SNAT (default 14)').argParser(parseIntArg));
   boolOption(cmd, 'iptables-localhost-nodeports', 'allow node ports on 127.0.0.1 (default true)');
   cmd
-    .option('--nodeport-addresses <list>', 'CIDRs node ports are served on, comma-separated, or "primary" (default: all)')
+    .option('--nodeport-addresses <list>', 'CIDRs node ports are served on, comma-separated, or "primary" (default: all; nftables mode: primary)')
+    .option('--service-cluster-ip-range <cidrs>', "the cluster's Service CIDRs, comma-separated, as ServiceCIDR objects give them (nftables mode drops traffic to unallocated addresses in them)")
     .option('--ipvs-scheduler <name>', 'IPVS scheduler (default rr): any of the kernel\'s, e.g. wrr, lc, wlc, sh, mh')
     .option('--ipvs-exclude-cidrs <cidrs>', 'CIDRs whose IPVS virtual servers kube-proxy never deletes, comma-separated (ipvs mode)')
     .option('--ipvs-tcp-timeout <duration>', 'IPVS TCP session timeout, e.g. 900s (default 0: keep the kernel\'s)')

@@ -198,6 +198,8 @@ export interface Partitioned {
   pods: Pod[];
   /** The EndpointSlices derived from Pods (--endpoints-from). */
   derivation: DeriveResult;
+  /** spec.cidrs of every ServiceCIDR, in input order (nftables mode's unallocated-ClusterIP drop). */
+  serviceCIDRs: string[];
 }
 
 /**
@@ -211,6 +213,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   const nodes: Node[] = [];
   const legacy: Endpoints[] = [];
   const pods: Pod[] = [];
+  const serviceCIDRs: string[] = [];
   for (const { object } of objects) {
     switch (object.kind) {
       case 'Service':
@@ -228,6 +231,9 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
       case 'Pod':
         pods.push(object);
         break;
+      case 'ServiceCIDR':
+        serviceCIDRs.push(...object.spec.cidrs);
+        break;
     }
   }
   const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', ...(opts.release ? { release: opts.release } : {}) });
@@ -242,7 +248,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
     if (withSlices.has(key)) continue;
     slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
   }
-  return { services, slices, legacy, nodes, pods, derivation };
+  return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
 }
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
@@ -252,7 +258,7 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
   progress?.(`building the model: ${objects.length} objects`);
   return timed('ir', () => {
     const input = partitionObjects(objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
-    const settings = resolveSettings(config, flags, input.nodes);
+    const settings = resolveSettings(config, flags, input.nodes, input.serviceCIDRs);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
     const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;

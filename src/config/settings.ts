@@ -68,11 +68,13 @@ export function parseDurationSeconds(flag: string, text: string): number {
 /** The flags that are not configuration: the node's addresses and the host's capabilities. */
 export interface NodeHostFlags {
   nodeIp?: string[];
+  /** kpc's --service-cluster-ip-range (comma-separated): the cluster's ServiceCIDRs, as ServiceCIDR objects would give them. */
+  serviceClusterIpRange?: string;
   masqueradeRandomFully?: boolean;
   nfacct?: boolean;
 }
 
-export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, nodes: readonly Node[]): ResolvedSettings {
+export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, nodes: readonly Node[], serviceCIDRs: readonly string[] = []): ResolvedSettings {
   const mode = config.mode;
   // kube-proxy trims and lower-cases the hostname it is given (nodeutil.GetHostname).
   const override = config.hostnameOverride === '' ? undefined : goTrimSpace(config.hostnameOverride).toLowerCase();
@@ -97,9 +99,11 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
     bridgeInterface: config.detectLocal.bridgeInterface,
     interfaceNamePrefix: config.detectLocal.interfaceNamePrefix,
     masqueradeAll: config.linux.masqueradeAll,
-    masqueradeBit: config.iptables.masqueradeBit,
+    // nftables mode reads its own section's bit (server_linux.go: config.NFTables.MasqueradeBit).
+    masqueradeBit: mode === 'nftables' ? config.nftables.masqueradeBit : config.iptables.masqueradeBit,
     localhostNodePorts: config.iptables.localhostNodePorts,
-    nodePortAddresses: config.nodePortAddresses,
+    // platformApplyDefaults (server_linux.go): nftables mode serves node ports on the primary IPs by default.
+    nodePortAddresses: mode === 'nftables' && config.nodePortAddresses.length === 0 ? ['primary'] : config.nodePortAddresses,
     randomFully: flags.masqueradeRandomFully ?? true,
     nfacct: flags.nfacct ?? false,
     tcpBeLiberal: config.conntrack.tcpBeLiberal,
@@ -111,6 +115,8 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
     ipvsTCPFinTimeout: parseDurationSeconds('ipvs.tcpFinTimeout', config.ipvs.tcpFinTimeout),
     ipvsUDPTimeout: parseDurationSeconds('ipvs.udpTimeout', config.ipvs.udpTimeout),
     ipvsExcludeCIDRs: config.ipvs.excludeCIDRs,
+    serviceCIDRs: [...serviceCIDRs, ...(flags.serviceClusterIpRange ?? '').split(',').map(goTrimSpace).filter((c) => c !== '')],
+    nftablesLocalhostNodePorts: gatesOf(release).has('KubeProxyNFTablesLocalhostNodePorts') && gates.enabled('KubeProxyNFTablesLocalhostNodePorts'),
   };
   return { mode, proxy, warnings };
 }

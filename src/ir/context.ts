@@ -48,6 +48,10 @@ export interface ProxySettings {
   ipvsUDPTimeout?: number;
   /** CIDRs of any family (kube-proxy's filterCIDRs keeps each proxier's own). */
   ipvsExcludeCIDRs?: string[];
+  /** The cluster's ServiceCIDRs, any family (ServiceCIDR objects and --service-cluster-ip-range). */
+  serviceCIDRs?: string[];
+  /** The KubeProxyNFTablesLocalhostNodePorts feature gate (v1.37+). */
+  nftablesLocalhostNodePorts?: boolean;
 }
 
 /** The CIDRs of one family, canonical, in the given order (kube-proxy filterCIDRs). */
@@ -139,6 +143,22 @@ function effectiveLocalhostNodePorts(s: ProxySettings, family: IPFamily, nodePor
   });
 }
 
+/**
+ * nodePortAddresses holds a CIDR of this family whose address is a loopback one
+ * (NodePortAddresses.ContainsExplicitLoopback, pkg/proxy/util/nodeport_addresses.go).
+ */
+function containsExplicitLoopback(s: ProxySettings, family: IPFamily): boolean {
+  return expandNodePortAddresses(s).some((text) => {
+    const p = parseCIDR(goTrimSpace(text));
+    return p !== undefined && p.cidr.ip.family === family && isLoopback(p.cidr.ip);
+  });
+}
+
+/** The ServiceCIDRs of this family, canonical, deduplicated, sorted by text. */
+function serviceCIDRsOf(s: ProxySettings, family: IPFamily): string[] {
+  return [...new Set(cidrsOfFamily(s.serviceCIDRs ?? [], family))].sort();
+}
+
 export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
   const nodePortAddresses = nodePortCIDRsFor(s, family);
   const behaviour = behaviourOf(s.release);
@@ -161,6 +181,11 @@ export function contextFor(s: ProxySettings, family: IPFamily): IRContext {
       tcpFinTimeout: s.ipvsTCPFinTimeout ?? 0,
       udpTimeout: s.ipvsUDPTimeout ?? 0,
       excludeCIDRs: cidrsOfFamily(s.ipvsExcludeCIDRs ?? [], family),
+    },
+    nftables: {
+      serviceCIDRs: serviceCIDRsOf(s, family),
+      localhostNodePorts: s.nftablesLocalhostNodePorts ?? false,
+      localhostNodePortProxy: (s.nftablesLocalhostNodePorts ?? false) && containsExplicitLoopback(s, family),
     },
   };
   const detector = localDetectorFor(s, family);

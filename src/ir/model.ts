@@ -108,6 +108,23 @@ export interface ProxyKnobs {
   /** The modes that write iptables rules: iptables mode, and IPVS mode's helper rules. */
   iptables: IptablesKnobs;
   ipvs: IpvsKnobs;
+  nftables: NftablesKnobs;
+}
+
+export interface NftablesKnobs {
+  /**
+   * The cluster's ServiceCIDRs of this family (ServiceCIDR objects' spec.cidrs, and
+   * --service-cluster-ip-range), canonical, sorted (kube-proxy gets them in Go map order):
+   * traffic to an unallocated address inside them is dropped.
+   */
+  serviceCIDRs: string[];
+  /** v1.37's KubeProxyNFTablesLocalhostNodePorts gate. */
+  localhostNodePorts: boolean;
+  /**
+   * The gate is on and nodePortAddresses names an explicit loopback CIDR: kube-proxy runs its
+   * userspace localhost NodePort proxy (TCP), and rejects only UDP and SCTP.
+   */
+  localhostNodePortProxy: boolean;
 }
 
 export interface IptablesKnobs {

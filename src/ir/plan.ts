@@ -40,6 +40,12 @@ export interface ServicePortPlan {
   usesFirewall: boolean;
   /** Some source range holds the node's own IP: the node may reach its load-balancer IPs. */
   nodeAllowedBySourceRanges: boolean;
+  /**
+   * The port has load-balancer IPs and source ranges, endpoints or not: nftables mode's
+   * firewall (pkg/proxy/nftables/proxier.go usesFWChain does not look at the endpoints,
+   * unlike iptables mode's, which usesFirewall above follows).
+   */
+  hasSourceRangeFirewall: boolean;
 }
 
 /** Per-sync facts the per-port decisions read. */
@@ -78,6 +84,7 @@ export function planServicePort(sp: ServicePort, ctx: PlanContext): ServicePortP
     usesExternalPath: hasEndpoints && accessible,
     usesFirewall,
     nodeAllowedBySourceRanges: sp.loadBalancerSourceRanges.some((c) => cidrContains(parseCIDR(c)!.cidr, ctx.nodeIP)),
+    hasSourceRangeFirewall: sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
   };
 }
 

@@ -7,12 +7,14 @@ import { usageError } from '../errors.js';
 import type { ModeBackend, ProxyMode } from './backend.js';
 import { iptablesBackend } from './iptables.js';
 import { ipvsBackend } from './ipvs.js';
+import { nftablesBackend } from './nftables.js';
 
 export type { CheckResult, DeltaOptions, DiffReport, EmitOptions, Emitted, ModeBackend, ModeOutput, PreviousState, ProxyMode, StdinReader } from './backend.js';
 
 const BACKENDS: ReadonlyMap<ProxyMode, ModeBackend> = new Map<ProxyMode, ModeBackend>([
   ['iptables', iptablesBackend],
   ['ipvs', ipvsBackend],
+  ['nftables', nftablesBackend],
 ]);
 
 /** The modes kpc compiles, in the order help lists them. */

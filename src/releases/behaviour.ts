@@ -38,6 +38,34 @@ export interface ReleaseBehaviour {
   nodePortAddressKeywords: readonly string[];
   /** The API server's default for StrictIPCIDRValidation: beta and on from v1.36. */
   strictIPValidation: boolean;
+  /** How the nftables proxier writes its table (pkg/proxy/nftables/proxier.go). */
+  nftables: NftablesBehaviour;
+}
+
+/**
+ * The nftables proxier's eras (shared/spec/nftables-mode.md; fixtures/kube-proxy/nftables
+ * PROVENANCE.md §7): E2 = v1.34, v1.35 (identical output); E3 = v1.36; E4 = v1.37.
+ */
+export interface NftablesBehaviour {
+  era: 'E2' | 'E3' | 'E4';
+  /**
+   * E2: a `mark-for-masquerade` chain every masquerade jumps to, the ClusterIP masquerade
+   * rule in each internal traffic chain, an endpoint chain per endpoint (hairpin masquerade
+   * + DNAT), and a three-rule `masquerading` chain. E3+: `mark set mark or MARK` inline, one
+   * ClusterIP masquerade rule in `services` (on @cluster-ips), the `hairpin-connections` set
+   * and a two-rule `masquerading` chain; endpoint chains only with ClientIP affinity,
+   * otherwise one `dnat … numgen random mod N map { … }` rule in the service chain.
+   */
+  markChain: boolean;
+  /** E4: a service chain with one endpoint DNATs with `dnat to IP:PORT` (no numgen map). */
+  singleEndpointDNAT: boolean;
+  /** E4: element comments are cut to 128 bytes (truncateNFTablesComment). */
+  truncateComments: boolean;
+  /**
+   * E4: the localhost NodePort reject objects (map, per-protocol chains and counters) are
+   * written (with the gate off: added and deleted in the same transaction).
+   */
+  localhostNodePortObjects: boolean;
 }
 
 export function behaviourOf(release: KubeProxyRelease): ReleaseBehaviour {
@@ -50,5 +78,12 @@ export function behaviourOf(release: KubeProxyRelease): ReleaseBehaviour {
     duplicateEndpointWins: split ? 'running' : 'local',
     nodePortAddressKeywords: atLeast(release, '1.37') ? ['primary', 'localhost', 'all'] : ['primary'],
     strictIPValidation: split,
+    nftables: {
+      era: atLeast(release, '1.37') ? 'E4' : split ? 'E3' : 'E2',
+      markChain: !split,
+      singleEndpointDNAT: atLeast(release, '1.37'),
+      truncateComments: atLeast(release, '1.37'),
+      localhostNodePortObjects: atLeast(release, '1.37'),
+    },
   };
 }

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeLab, listLabNetns } from '../netns/lab.js';
-import { kpcUnavailable, resetNode, runProbes, runScenario, SCENARIOS, scenario, withoutLines, type Probe } from './scenarios.js';
+import { forNftables, kpcUnavailable, resetNode, runProbes, runScenario, SCENARIOS, scenario, withoutLines, type Probe } from './scenarios.js';
 import {
   createLab,
   externalHost,
@@ -32,7 +32,7 @@ import {
   type Lab,
 } from './topology.js';
 
-describeLab('dataplane: kpc rules on a real kernel', { commands: ['iptables-restore', 'ip6tables-restore', 'conntrack'] }, () => {
+describeLab('dataplane: kpc rules on a real kernel', { commands: ['iptables-restore', 'ip6tables-restore', 'conntrack', 'nft'] }, () => {
   let lab: Lab | undefined;
   let workDir = '';
   let anyFailed = false;
@@ -93,6 +93,33 @@ describeLab('dataplane: kpc rules on a real kernel', { commands: ['iptables-rest
       expect(r.problems, r.report).toEqual([]);
     });
   }
+
+  // nftables mode (kube-proxy's newest proxier, default release): the same scenarios, the same
+  // expectations, except localhost node ports, which nftables mode does not serve (forNftables).
+  // Each era of the nftables proxier: E2 (v1.34, = v1.35), E3 (v1.36), E4 (v1.37, the default).
+  for (const release of ['1.34', '1.36', '1.37']) {
+    for (const sc of SCENARIOS) {
+      it(`nftables ${release} ${sc.name}: ${sc.summary}`, { timeout: 60_000 }, async () => {
+        await requireKpc();
+        const r = await runScenario(need(), forNftables(sc), workDir, { mode: 'nftables', release });
+        if (!r.ok) anyFailed = true;
+        expect(r.problems, r.report).toEqual([]);
+      });
+    }
+  }
+
+  it('nftables broken rules: without its DNAT rules the clusterip-spread check fails', { timeout: 60_000 }, async () => {
+    await requireKpc();
+    const r = await runScenario(need(), forNftables(scenario('clusterip-spread')), workDir, { mode: 'nftables', mutate: withoutLines(/^add rule .* dnat /) });
+    expect(r.failedAt, r.report).toBe('probe');
+    expect(r.problems.join('\n'), r.report).toMatch(/unexpected upstream|not answered/);
+  });
+
+  it('nftables broken rules: without the hairpin masquerade the hairpin check fails', { timeout: 60_000 }, async () => {
+    await requireKpc();
+    const r = await runScenario(need(), forNftables(scenario('hairpin')), workDir, { mode: 'nftables', mutate: withoutLines(/^add rule ip kube-proxy masquerading ct status dnat /) });
+    expect(r.failedAt, r.report).toBe('probe');
+  });
 
   it('broken rules: without its DNAT rules the clusterip-spread check fails', { timeout: 60_000 }, async () => {
     await requireKpc();

@@ -16,7 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exec, iptablesRestoreLoad, type ExecResult } from '../netns/lab.js';
+import { exec, iptablesRestoreLoad, nsExec, type ExecResult } from '../netns/lab.js';
 import { endpointSlice, service, toYaml, type Family } from './manifests.js';
 import {
   CLUSTER_CIDR4,
@@ -93,7 +93,14 @@ export interface ScenarioResult {
   report: string;
 }
 
+/** The proxy mode a scenario's rules are compiled for and loaded in. */
+export type E2EMode = 'iptables' | 'nftables';
+
 export interface RunOptions {
+  /** iptables (default: iptables-restore --noflush) or nftables (`nft -f` of the standalone transaction). */
+  mode?: E2EMode;
+  /** --kube-proxy-version (default: kpc's, the newest). */
+  release?: string;
   /** Changes the compiled text before loading it (the broken-rules demonstrations). */
   mutate?: (rules: string) => string;
   /** Called with each probe's raw results, in order (test/e2e/trace-agreement.test.ts). */
@@ -362,11 +369,28 @@ export function scenario(name: string): Scenario {
 // Running and checking
 // ---------------------------------------------------------------------------------------------
 
+/** The lab's Service ranges (what upstream owns): nftables mode drops unallocated addresses in them. */
+export const SERVICE_CIDRS = '10.96.0.0/16,fd00:96::/64';
+
+/**
+ * A scenario as nftables mode must behave (shared/spec/nftables-mode.md): the same, except that
+ * kube-proxy's nftables mode does not serve node ports on localhost (127.0.0.1 is not in
+ * nodeport-ips, so nothing is DNATed and the node's own stack refuses the connection).
+ */
+export function forNftables(sc: Scenario): Scenario {
+  return {
+    ...sc,
+    probes: sc.probes.map((p) => (p.from === 'node' && (p.to === '127.0.0.1' || p.to === '::1') && sc.objects.some((o) => JSON.stringify(o).includes('"nodePort"')) ? { ...p, count: 3, concurrency: 3, expect: { refused: true, withinMs: 500 } } : p)),
+  };
+}
+
 /** The kpc command line for a scenario (without `node bin/kpc.js`). */
-export function kpcArgs(sc: Scenario, manifestDir: string): string[] {
+export function kpcArgs(sc: Scenario, manifestDir: string, mode: E2EMode = 'iptables', release?: string): string[] {
   return [
     'compile',
     '--standalone',
+    ...(release !== undefined ? ['--kube-proxy-version', release] : []),
+    ...(mode === 'nftables' ? ['--proxy-mode', 'nftables', '--service-cluster-ip-range', SERVICE_CIDRS] : []),
     '--hostname-override',
     NODE_NAME,
     '--node-ip',
@@ -398,12 +422,15 @@ const EMPTY_TABLES = [
   '',
 ].join('\n');
 
-/** Removes every rule of both families from the node and forgets all connections. */
+/** Removes every rule of both families (iptables and kube-proxy's nftables tables) from the node and forgets all connections. */
 export async function resetNode(lab: Lab): Promise<void> {
   for (const family of ['ipv4', 'ipv6'] as const) {
     const r = await iptablesRestoreLoad(lab.nodeNs, EMPTY_TABLES, family, { noflush: false, nfacct: false });
     if (r.code !== 0) throw new Error(`resetting ${family} rules failed: ${r.stderr.trim()}`);
   }
+  // `destroy` would be simpler but needs nft 1.0.8; add + delete works with any version.
+  const nft = await nsExec(lab.nodeNs, ['nft', '-f', '-'], { input: 'add table ip kube-proxy\ndelete table ip kube-proxy\nadd table ip6 kube-proxy\ndelete table ip6 kube-proxy\n' });
+  if (nft.code !== 0) throw new Error(`resetting the nftables tables failed: ${nft.stderr.trim()}`);
   await flushConntrack(lab.nodeNs);
 }
 
@@ -536,11 +563,12 @@ export function kpcUnavailable(): Promise<string | undefined> {
  * `<name>/manifests.yaml`, `rules.txt` and `report.txt`.
  */
 export async function runScenario(lab: Lab, sc: Scenario, workDir: string, opts: RunOptions = {}): Promise<ScenarioResult> {
-  const dir = join(workDir, sc.name + (opts.mutate ? '-broken' : ''));
+  const mode = opts.mode ?? 'iptables';
+  const dir = join(workDir, (mode === 'nftables' ? 'nftables-' : '') + (opts.release ? `${opts.release}-` : '') + sc.name + (opts.mutate ? '-broken' : ''));
   const manifestDir = join(dir, 'manifests');
   mkdirSync(manifestDir, { recursive: true });
   writeFileSync(join(manifestDir, 'manifests.yaml'), toYaml(sc.objects));
-  const args = kpcArgs(sc, manifestDir);
+  const args = kpcArgs(sc, manifestDir, mode, opts.release);
   const header = [`scenario ${sc.name}: ${sc.summary}`, `kpc ${args.join(' ')}`];
   const finish = (r: Omit<ScenarioResult, 'ok' | 'report' | 'dir'>): ScenarioResult => {
     const report = [
@@ -565,13 +593,16 @@ export async function runScenario(lab: Lab, sc: Scenario, workDir: string, opts:
   writeFileSync(join(dir, 'rules.txt'), rules);
 
   await resetNode(lab);
-  // As kube-proxy runs it (--noflush), on a node with no rules yet; the nfacct objects the text
-  // names, if any, are created first.
-  const load = await iptablesRestoreLoad(lab.nodeNs, rules, sc.family, { noflush: true });
+  // As kube-proxy runs it (--noflush, or the nftables transaction with `nft -f`), on a node with no
+  // rules yet; the nfacct objects the text names, if any, are created first.
+  const load =
+    mode === 'nftables'
+      ? await nsExec(lab.nodeNs, ['nft', '-f', '-'], { input: rules, timeoutMs: 30_000 })
+      : await iptablesRestoreLoad(lab.nodeNs, rules, sc.family, { noflush: true });
   if (load.code !== 0) {
     return finish({
       failedAt: 'load',
-      problems: [`${sc.family === 'ipv6' ? 'ip6tables' : 'iptables'}-restore --noflush exited ${load.code}: ${load.stderr.trim()}`],
+      problems: [`${mode === 'nftables' ? 'nft -f' : sc.family === 'ipv6' ? 'ip6tables-restore --noflush' : 'iptables-restore --noflush'} exited ${load.code}: ${load.stderr.trim()}`],
       log: [],
       rules,
     });

@@ -30,6 +30,14 @@ export interface GoldenCase {
    * fixtures/kube-proxy/nftables/PROVENANCE.md); their runner compares in that form.
    */
   expectedDump?: string;
+  /** nftables cases: `dump` (a full-ruleset assertion) or `checks` (piecewise, `checks`). */
+  compare?: 'dump' | 'checks';
+  /** nftables `checks:` ({chain, rules} or {contains, absent}), as case.yaml has them. */
+  checks?: { chain?: string; rules?: string[]; contains?: string[]; absent?: string[] };
+  /** nftables: the fresh full sync's Dump() where expected.dump depends on history. */
+  freshDump?: string;
+  /** nftables: kube-proxy's first full sync of the case's objects, as sent to nft. */
+  transaction?: string;
 }
 
 export interface LoadOptions {
@@ -86,6 +94,10 @@ export function loadGoldenCases(root = FIXTURES_ROOT, options: LoadOptions = {})
       hasConfig: existsSync(join(dir, 'config.yaml')),
       ...(expectedFiles ? { expectedFiles } : {}),
       ...(existsSync(dump) ? { expectedDump: readFileSync(dump, 'utf8') } : {}),
+      ...(spec.compare === 'dump' || spec.compare === 'checks' ? { compare: spec.compare } : {}),
+      ...(spec.checks && typeof spec.checks === 'object' ? { checks: spec.checks as GoldenCase['checks'] } : {}),
+      ...(existsSync(join(dir, 'fresh.dump')) ? { freshDump: readFileSync(join(dir, 'fresh.dump'), 'utf8') } : {}),
+      ...(existsSync(join(dir, 'transaction.nft')) ? { transaction: readFileSync(join(dir, 'transaction.nft'), 'utf8') } : {}),
     };
   });
   return all.filter((c) => (options.bundles || c.expectedFiles === undefined) && (options.nftables || c.expectedDump === undefined));

@@ -56,7 +56,7 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   const compiled = compileInput(flags, io.readStdin);
   reportCompiled(io, compiled);
   const backend = backendFor(compiled.settings.mode);
-  if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
+  if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (explaining nftables rules is issue 17)' : ''}`);
   const x = explainService(compiled.ir, backend.explainRules(compiled.ir), namespace, name);
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;

@@ -107,7 +107,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
     reportCompiled(io, compiled);
     const backend = backendFor(compiled.settings.mode);
-    if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
+    if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (tracing nftables rules is issue 17)' : ''}`);
     rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false });
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }

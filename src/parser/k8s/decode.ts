@@ -19,6 +19,7 @@ import { decodePod } from './decode/pod.js';
 import type { DecodeOptions } from './decode/options.js';
 import { invalidResult, type DecodeResult } from './decode/result.js';
 import { decodeService } from './decode/service.js';
+import { decodeServiceCIDR } from './decode/service-cidr.js';
 import { isKindName, SERVED, skipNote, unservedVersionDetail, type KindName } from './kinds.js';
 import { badValueOf, jsonTypeOf } from './schema/issues.js';
 import { renderBadValue } from './go-format.js';
@@ -32,6 +33,7 @@ const DECODERS: Readonly<Record<KindName, (raw: unknown, opts: DecodeOptions) =>
   Endpoints: decodeEndpoints,
   Node: decodeNode,
   Pod: decodePod,
+  ServiceCIDR: decodeServiceCIDR,
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {

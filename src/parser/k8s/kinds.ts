@@ -6,7 +6,7 @@
 
 import { goQuote } from './go-format.js';
 
-export type KindName = 'Service' | 'EndpointSlice' | 'Endpoints' | 'Node' | 'Pod';
+export type KindName = 'Service' | 'EndpointSlice' | 'Endpoints' | 'Node' | 'Pod' | 'ServiceCIDR';
 
 export const SERVED: Readonly<Record<KindName, string>> = {
   Service: 'v1',
@@ -14,6 +14,7 @@ export const SERVED: Readonly<Record<KindName, string>> = {
   Endpoints: 'v1',
   Node: 'v1',
   Pod: 'v1',
+  ServiceCIDR: 'networking.k8s.io/v1',
 };
 
 /** Versions that once served a kind kpc reads, and what happened to them. */
@@ -38,12 +39,12 @@ function safe(text: string): string {
   return /^[A-Za-z0-9._:/-]*$/.test(text) ? text : goQuote(text);
 }
 
-/** `skipping apps/v1 Deployment default/web: kpc reads Service, EndpointSlice, Endpoints, Node and Pod`. */
+/** `skipping apps/v1 Deployment default/web: kpc reads Service, EndpointSlice, Endpoints, Node, Pod and ServiceCIDR`. */
 export function skipNote(apiVersion: string, kind: string, namespace: string, name: string): string {
   const who = name === '' ? '' : ` ${namespace === '' ? safe(name) : `${safe(namespace)}/${safe(name)}`}`;
   const why =
     kind === 'KubeProxyConfiguration'
       ? 'a kube-proxy configuration is read with --config, not with -f'
-      : 'kpc reads Service, EndpointSlice, Endpoints, Node and Pod';
+      : 'kpc reads Service, EndpointSlice, Endpoints, Node, Pod and ServiceCIDR';
   return `skipping ${safe(apiVersion)} ${safe(kind)}${who}: ${why}`;
 }

@@ -31,7 +31,7 @@ import type {
   TrafficPolicy,
 } from './types.js';
 
-function meta(m: CoreObjectMeta): ObjectMeta {
+export function meta(m: CoreObjectMeta): ObjectMeta {
   return { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations };
 }
 

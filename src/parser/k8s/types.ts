@@ -191,4 +191,11 @@ export interface Pod {
   };
 }
 
-export type KubeObject = Service | EndpointSlice | Endpoints | Node | Pod;
+/** networking.k8s.io/v1 ServiceCIDR: one or two of the cluster's Service ranges (spec.cidrs, as written). */
+export interface ServiceCIDR {
+  kind: 'ServiceCIDR';
+  metadata: ObjectMeta;
+  spec: { cidrs: string[] };
+}
+
+export type KubeObject = Service | EndpointSlice | Endpoints | Node | Pod | ServiceCIDR;

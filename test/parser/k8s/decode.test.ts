@@ -133,9 +133,9 @@ describe('decodeObject: kubectl get -o yaml output decodes', () => {
 
 describe('decodeObject: apiVersion and kind', () => {
   it.each([
-    ['apps/v1', 'Deployment', { namespace: 'default', name: 'web' }, 'skipping apps/v1 Deployment default/web: kpc reads Service, EndpointSlice, Endpoints, Node and Pod'],
-    ['v1', 'Namespace', { name: 'kube-system' }, 'skipping v1 Namespace kube-system: kpc reads Service, EndpointSlice, Endpoints, Node and Pod'],
-    ['v1', 'ConfigMap', { namespace: 'a b', name: 'x"y' }, 'skipping v1 ConfigMap "a b"/"x\\"y": kpc reads Service, EndpointSlice, Endpoints, Node and Pod'],
+    ['apps/v1', 'Deployment', { namespace: 'default', name: 'web' }, 'skipping apps/v1 Deployment default/web: kpc reads Service, EndpointSlice, Endpoints, Node, Pod and ServiceCIDR'],
+    ['v1', 'Namespace', { name: 'kube-system' }, 'skipping v1 Namespace kube-system: kpc reads Service, EndpointSlice, Endpoints, Node, Pod and ServiceCIDR'],
+    ['v1', 'ConfigMap', { namespace: 'a b', name: 'x"y' }, 'skipping v1 ConfigMap "a b"/"x\\"y": kpc reads Service, EndpointSlice, Endpoints, Node, Pod and ServiceCIDR'],
     [
       'kubeproxy.config.k8s.io/v1alpha1',
       'KubeProxyConfiguration',

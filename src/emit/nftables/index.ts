@@ -1,0 +1,51 @@
+/**
+ * nftables mode: the IR in, the `nft -f` transaction kube-proxy's nftables proxier sends on a
+ * full sync of an empty table out (pkg/proxy/nftables/proxier.go syncProxyRules with
+ * needFullSync, first sync of the process). A pure function: same IR, same bytes.
+ *
+ * kube-proxy visits service ports in Go map order (random from run to run); kpc writes them in
+ * the IR's order (namespace/name, port name, protocol). Everything else — the fixed part, each
+ * port's block, rule order within chains — is kube-proxy's own order. With `standalone`, the
+ * transaction starts with `add table` + `delete table`, so loading it again replaces the whole
+ * table (kube-proxy's own re-sync relies on its memory of the table instead).
+ */
+
+import type { ProxyIR } from '../../ir/model.js';
+import { planContext, planServicePort } from '../../ir/plan.js';
+import { cidrContains, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
+import { renderTransaction, renderTransactionText, type NftTransaction } from '../../lang/nftables/index.js';
+import { syncContext } from './context.js';
+import { nodePortIPs, writeSetup } from './fixed.js';
+import { ElementStore, writeServicePort } from './service-port.js';
+
+export interface NftablesOptions {
+  /** Start with `add table` + `delete table`: the file can be loaded again and again. */
+  standalone: boolean;
+}
+
+export function buildTransaction(ir: ProxyIR, options: NftablesOptions): NftTransaction {
+  const ctx = syncContext(ir);
+  if (options.standalone) {
+    ctx.tx.add({ kind: 'table' });
+    ctx.tx.delete({ kind: 'table' });
+  }
+  const cidrs = ir.knobs.nodePortAddresses.map((c) => parseCIDR(c)!.cidr);
+  // The node's addresses stand for its interfaces' (GetNodeIPs); loopback ones never serve node ports here.
+  const ips = nodePortIPs(ir, (text) => {
+    const ip = parseIP(text)!.ip;
+    return cidrs.some((c) => cidrContains(c, ip)) && !isLoopback(ip);
+  });
+  writeSetup(ctx, ips);
+  const store = new ElementStore();
+  const planning = planContext(ir);
+  for (const sp of ir.servicePorts) writeServicePort(ctx, store, planServicePort(sp, planning));
+  return ctx.tx;
+}
+
+export function emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<string> {
+  return renderTransaction(buildTransaction(ir, options));
+}
+
+export function emitNftablesText(ir: ProxyIR, options: NftablesOptions): string {
+  return renderTransactionText(buildTransaction(ir, options));
+}

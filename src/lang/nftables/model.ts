@@ -1,0 +1,119 @@
+/**
+ * The nftables language as knftables writes it for kube-proxy: the objects of one table
+ * (the table, chains, sets, maps, counters, elements, rules) and the operations of a
+ * transaction on them (add, flush, delete), in the order `nft -f` runs them.
+ *
+ * A rule's body is kept as text: kube-proxy builds it with knftables.Concat from fixed words
+ * and values; the emitter checks every value it puts there (safe-text.ts).
+ */
+
+export type NftFamily = 'ip' | 'ip6';
+
+export type NftVerb = 'add' | 'flush' | 'delete';
+
+export interface NftTable {
+  kind: 'table';
+  comment?: string;
+}
+
+export interface NftBaseChainSpec {
+  type: 'filter' | 'nat';
+  hook: 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
+  /** Numeric, as knftables ParsePriority writes named priorities (dstnat-10 → -110). */
+  priority: number;
+}
+
+export interface NftChain {
+  kind: 'chain';
+  name: string;
+  base?: NftBaseChainSpec;
+  comment?: string;
+}
+
+export interface NftSet {
+  kind: 'set' | 'map';
+  name: string;
+  /** `ipv4_addr`, `ipv4_addr . inet_proto . inet_service : verdict`, … */
+  type: string;
+  flags?: readonly string[];
+  /** Seconds. */
+  timeout?: number;
+  comment?: string;
+}
+
+export interface NftCounter {
+  kind: 'counter';
+  name: string;
+}
+
+export interface NftElement {
+  kind: 'element';
+  /** The set or map. */
+  container: string;
+  key: readonly string[];
+  /** A map element's value (`goto CHAIN`, `drop`). */
+  value?: readonly string[];
+  comment?: string;
+}
+
+export interface NftRule {
+  kind: 'rule';
+  chain: string;
+  /** The rule's body, as knftables.Concat made it. */
+  rule: string;
+  comment?: string;
+}
+
+export type NftObject = NftTable | NftChain | NftSet | NftCounter | NftElement | NftRule;
+
+export interface NftOperation {
+  verb: NftVerb;
+  object: NftObject;
+}
+
+/** A transaction for one table: the operations in order. */
+export class NftTransaction {
+  readonly ops: NftOperation[] = [];
+
+  constructor(
+    readonly family: NftFamily,
+    readonly table: string,
+  ) {}
+
+  add(object: NftObject): void {
+    this.ops.push({ verb: 'add', object });
+  }
+
+  flush(object: NftChain | NftSet): void {
+    this.ops.push({ verb: 'flush', object });
+  }
+
+  delete(object: NftObject): void {
+    this.ops.push({ verb: 'delete', object });
+  }
+
+  /** knftables NumOperations(). */
+  get length(): number {
+    return this.ops.length;
+  }
+}
+
+/**
+ * knftables.Concat: words joined by single spaces, except that nothing follows a lone "@"
+ * (so `Concat("ip saddr", "@", set)` is `ip saddr @set`). Arrays are flattened; numbers
+ * printed in decimal.
+ */
+export function concat(...args: ReadonlyArray<string | number | readonly (string | number)[]>): string {
+  let out = '';
+  let needSpace = false;
+  const put = (s: string) => {
+    if (needSpace) out += ' ';
+    out += s;
+    needSpace = out.length > 0 && s !== '@';
+  };
+  for (const a of args) {
+    if (Array.isArray(a)) for (const s of a) put(String(s));
+    else put(String(a));
+  }
+  return out;
+}
