@@ -8,9 +8,9 @@
  *   npm run bench -- --sizes 20000 --formats json --modes iptables --incremental 20000
  *   node dist/bench/run.js --help
  *
- * Per size S, format (json|yaml) and mode (iptables|ipvs):
+ * Per size S, format (json|yaml) and mode (iptables|ipvs|nftables):
  *   kpc       `node dist/bench/kpc-child.js compile -f INPUT --hostname-override node-0
- *             --cluster-cidr 10.128.0.0/9 [--proxy-mode ipvs] -o OUT` as a child process (the
+ *             --cluster-cidr 10.128.0.0/9 [--proxy-mode ipvs|nftables] -o OUT` as a child process (the
  *             same `main` as bin/kpc.js; kpc-child.ts adds one result line): wall time from
  *             spawn to exit, peak RSS (getrusage ru_maxrss of the child), kpc's stage timers
  *             (read = reading + parsing, validate, ir, emit, write), rules, lines and bytes out.
@@ -20,7 +20,12 @@
  *             namespace. ipvs mode: `ipset restore` (real) + `iptables-restore --test` of
  *             iptables.rules + the kube-ipvs0 addresses (`ip -batch`) in a fresh namespace;
  *             ipvs.rules cannot be loaded (no IP_VS in this kernel; test/vm has a VM for
- *             correctness, far too slow to time). Ratio kpc/consumer. Measured once per size
+ *             correctness, far too slow to time). nftables mode: `nft -f` of kpc's output (the
+ *             transaction kube-proxy sends on a full sync, default release) really loaded in a
+ *             fresh namespace, and beside it, when the iptables mode of the same size ran, a real
+ *             `iptables-restore` (not --test) of the iptables output of the same cluster in
+ *             another fresh namespace (BENCHMARKS.md "nftables load time": nf_tables' handling
+ *             of anonymous sets makes the nft load quadratic). Ratio kpc/consumer. Measured once per size
  *             and mode when the JSON and YAML outputs are byte-identical (checked).
  * Sizes ≤ 5,000 run 3× (median of each figure), larger ones once (--repeat overrides).
  * A YAML List above 128 MiB (the 100,000-Service one is 338 MB) is cut into several List
@@ -65,7 +70,8 @@ const FLOOR = join(HERE, 'floor.js');
 export const KPC_ARGS = ['--hostname-override', 'node-0', '--cluster-cidr', '10.128.0.0/9'];
 
 export type Format = 'json' | 'yaml';
-export type Mode = 'iptables' | 'ipvs';
+export type Mode = 'iptables' | 'ipvs' | 'nftables';
+export const MODES: readonly Mode[] = ['iptables', 'ipvs', 'nftables'];
 
 export interface BenchOptions {
   sizes: number[];
@@ -110,7 +116,7 @@ export interface Stats {
 export interface OutputSize {
   bytes: number;
   lines: number;
-  /** iptables: `-A` rules (both tables). ipvs: virtual servers + real servers + ipset entries + iptables rules. */
+  /** iptables: `-A` rules (both tables). ipvs: virtual servers + real servers + ipset entries + iptables rules. nftables: `add rule` lines. */
   rules: number;
   chains?: number;
   detail?: Record<string, number>;
@@ -261,7 +267,30 @@ function countPrefix(text: string, prefix: string): number {
   return n;
 }
 
+/** `add rule` / `add chain` / `add element` / `add set`+`add map` lines of an nft -f transaction. */
+export function countNft(buf: Buffer): { lines: number; rules: number; chains: number; elements: number; sets: number } {
+  const c = { lines: 0, rules: 0, chains: 0, elements: 0, sets: 0 };
+  const at = (i: number, word: string) => buf.toString('latin1', i, i + word.length) === word;
+  let start = true;
+  for (let i = 0; i < buf.length; i++) {
+    if (start && buf[i] === 0x61 /* a */) {
+      if (at(i, 'add rule ')) c.rules++;
+      else if (at(i, 'add chain ')) c.chains++;
+      else if (at(i, 'add element ')) c.elements++;
+      else if (at(i, 'add set ') || at(i, 'add map ')) c.sets++;
+    }
+    start = buf[i] === 0x0a;
+    if (start) c.lines++;
+  }
+  return c;
+}
+
 function sizeOfOutput(path: string, mode: Mode): OutputSize {
+  if (mode === 'nftables') {
+    const buf = readFileSync(path);
+    const c = countNft(buf);
+    return { bytes: buf.length, lines: c.lines, rules: c.rules, chains: c.chains, detail: { elements: c.elements, setsAndMaps: c.sets }, sha256: createHash('sha256').update(buf).digest('hex') };
+  }
   if (mode === 'iptables') {
     const buf = readFileSync(path);
     const c = countRestore(buf);
@@ -437,12 +466,42 @@ export function yamlParts(path: string, partBytes = YAML_PART_BYTES): string[] {
 // -------------------------------------------------------------------------------------------
 // consumer
 
-async function consumer(mode: Mode, out: string, runs: number, work: string, capMs: number): Promise<ConsumerResult> {
+/**
+ * `iptablesOut`: nftables mode only, the iptables output of the same cluster, loaded for real
+ * (`iptables-restore`, no --test) in a second fresh namespace beside the `nft -f` load.
+ */
+async function consumer(mode: Mode, out: string, runs: number, work: string, capMs: number, iptablesOut?: string): Promise<ConsumerResult> {
   const results: ConsumerResult[] = [];
   for (let i = 0; i < runs; i++) {
     const load = load1();
     results.push(
-      await withNamespaces(1, async ([ns]) => {
+      await withNamespaces(mode === 'nftables' ? 2 : 1, async ([ns, ns2]) => {
+        if (mode === 'nftables') {
+          // The transaction kube-proxy sends on a full sync, on an empty namespace: a real load.
+          const parts: Record<string, number> = {};
+          const notes: string[] = [];
+          let rss = 0;
+          const step = (name: string, t: Timed, file: string) => {
+            parts[name] = t.ms;
+            rss = Math.max(rss, t.maxRssKB ?? 0);
+            if (t.timedOut) notes.push(`${name}: stopped at the cap (${fmtMs(capMs)}) after reading ${mb(t.bytesRead ?? 0)} of ${mb(statSync(file).size)} MB`);
+            else if (t.code !== 0) notes.push(`${name}: exit ${t.code}: ${t.stderr.slice(0, 300)}`);
+          };
+          step('nft -f', await nsTimed(ns!, ['nft', '-f', '-'], out, capMs), out);
+          const nftMs = parts['nft -f']!;
+          if (iptablesOut !== undefined) step('beside it: iptables-restore (iptables mode, same cluster)', await nsTimed(ns2!, ['iptables-restore'], iptablesOut, capMs), iptablesOut);
+          const timedOut = notes.some((n) => n.includes('stopped at the cap'));
+          return {
+            // The consumer of this mode is nft alone; iptables-restore is reported beside it.
+            ms: nftMs,
+            ...(rss ? { maxRssMB: rss / 1024 } : {}),
+            parts,
+            ok: notes.length === 0,
+            ...(timedOut ? { timedOut } : {}),
+            ...(notes.length ? { note: notes.join('; ') } : {}),
+            load1: load,
+          };
+        }
         if (mode === 'iptables') {
           const t = await nsTimed(ns!, ['iptables-restore', '--test'], out, capMs);
           const note = t.timedOut
@@ -692,7 +751,7 @@ export async function runBench(opts: BenchOptions, log: (s: string) => void = (s
   for (const f of [GEN, KPC_CHILD, FLOOR]) if (!existsSync(f)) throw new Error(`${f} is missing: run \`npx tsc -p tsconfig.json\` first`);
   const machine = machineFacts(opts.label);
   const notes: string[] = [];
-  const why = opts.netns === 'off' ? 'disabled with --netns off' : netnsUnavailable(['iptables-restore', 'ipset']);
+  const why = opts.netns === 'off' ? 'disabled with --netns off' : netnsUnavailable(['iptables-restore', 'ipset', ...(opts.modes.includes('nftables') ? ['nft'] : [])]);
   const nsOK = why === '';
   if (!nsOK) notes.push(`consumer and kernel loads SKIPPED: ${why}`);
   log(`kpc bench: ${machine.nproc} cores, ${machine.memoryGiB} GiB, load ${machine.loadAtStart.join(' ')}, ${machine.iptables}, kernel ${machine.kernel}, node ${machine.node}`);
@@ -705,11 +764,13 @@ export async function runBench(opts: BenchOptions, log: (s: string) => void = (s
       const runs = opts.repeat ?? (S <= 5000 ? 3 : 1);
       const jsonIn = await input(opts, S, 'json', 'base', log);
       const consumerByMode = new Map<Mode, { sha: string; result: ConsumerResult }>();
+      // The iptables output of this size (JSON input), loaded beside the nftables one.
+      let iptablesOut: string | undefined;
       for (const mode of opts.modes) {
         for (const format of opts.formats) {
           const inPaths = format === 'json' ? [jsonIn] : yamlParts(await input(opts, S, format, 'base', log));
-          const out = join(work, `out-${S}-${format}-${mode}${mode === 'iptables' ? '.txt' : ''}`);
-          const args = ['compile', ...inPaths.flatMap((p) => ['-f', p]), ...KPC_ARGS, ...(mode === 'ipvs' ? ['--proxy-mode', 'ipvs'] : []), '-o', out];
+          const out = join(work, `out-${S}-${format}-${mode}${mode === 'iptables' ? '.txt' : mode === 'nftables' ? '.nft' : ''}`);
+          const args = ['compile', ...inPaths.flatMap((p) => ['-f', p]), ...KPC_ARGS, ...(mode === 'iptables' ? [] : ['--proxy-mode', mode]), '-o', out];
           const m: Measurement = {
             services: S,
             format,
@@ -745,13 +806,15 @@ export async function runBench(opts: BenchOptions, log: (s: string) => void = (s
               m.consumer = { ...seen.result, note: `same output bytes as the ${opts.formats[0]} run: consumer measured once` };
             } else {
               log(`  consumer ×${runs} (load ${load1()})`);
-              m.consumer = await consumer(mode, out, runs, work, opts.consumerCapMs);
+              m.consumer = await consumer(mode, out, runs, work, opts.consumerCapMs, mode === 'nftables' ? iptablesOut : undefined);
               consumerByMode.set(mode, { sha: m.output.sha256, result: m.consumer });
               log(`  consumer ${ms(m.consumer.ms)}${m.consumer.ok ? '' : ` FAILED: ${m.consumer.note}`} → kpc/consumer ${(m.kpc.wallMs / m.consumer.ms).toFixed(2)}`);
             }
           }
-          if (mode === 'iptables' && format === 'json') keptOutputs.set(`${S}`, out);
-          else rmSync(out, { recursive: true, force: true });
+          if (mode === 'iptables' && format === 'json') {
+            keptOutputs.set(`${S}`, out);
+            iptablesOut = out;
+          } else rmSync(out, { recursive: true, force: true });
         }
       }
       // Keep only what the incremental case needs.
@@ -894,7 +957,7 @@ export function renderMarkdown(r: BenchResult): string {
 const HELP = `usage: node dist/bench/run.js [options]   (npm run bench -- [options])
   --sizes 1000,5000,20000,100000   Service counts
   --formats json,yaml              input formats
-  --modes iptables,ipvs            proxy modes
+  --modes iptables,ipvs,nftables   proxy modes (nftables: nft -f load in a namespace, beside iptables-restore)
   --repeat N                       runs per measurement (default 3 for S ≤ 5000, else 1; median)
   --seed N                         generator seed (default 1)
   --incremental S|off              one-Service-changed case at S (default 20000 if among the sizes)
@@ -928,8 +991,10 @@ export function parseArgs(argv: string[]): BenchOptions {
   });
   const formats = list(get('formats') ?? 'json,yaml') as Format[];
   for (const f of formats) if (f !== 'json' && f !== 'yaml') throw new Error(`--formats: ${f}`);
-  const modes = list(get('modes') ?? 'iptables,ipvs') as Mode[];
-  for (const m of modes) if (m !== 'iptables' && m !== 'ipvs') throw new Error(`--modes: ${m}`);
+  const modes = list(get('modes') ?? MODES.join(',')) as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new Error(`--modes: ${m}`);
+  // iptables first: the nftables consumer loads the iptables output of the same size beside its own.
+  modes.sort((a, b) => MODES.indexOf(a) - MODES.indexOf(b));
   const incArg = get('incremental');
   const incremental = incArg === 'off' ? undefined : incArg !== undefined ? Number(incArg) : sizes.includes(20000) ? 20000 : undefined;
   const netns = (get('netns') ?? 'auto') as 'auto' | 'off';

@@ -1,8 +1,10 @@
 /**
  * How a command is declared: every kpc command is one CommandSpec, registered the same way
  * (main.ts registerCommand). Commands that compile share the input, node, knob and
- * output-shaping flags; the --proxy-mode choices a command's help lists are the modes whose
- * backend can do what it needs (a command never lists a mode it then refuses).
+ * output-shaping flags. Every such command takes the same --proxy-mode choices (all modes);
+ * `modes` are those whose backend can do what it needs, and a --proxy-mode outside them is
+ * refused with kpc's usage error naming it (main.ts refuseUnsupportedMode), its help saying
+ * which modes it supports.
  */
 
 import type { Command } from 'commander';
@@ -18,7 +20,7 @@ export interface CommandSpec<F> {
   subcommands?: ReadonlyArray<CommandSpec<any>>;
   /** The subcommand run when the parent is given alone. */
   isDefault?: boolean;
-  /** The modes it works in (its --proxy-mode choices); undefined: it compiles nothing (no knob flags). */
+  /** The modes it works in (others are refused with a usage error); undefined: it compiles nothing (no knob flags). */
   modes?: readonly ProxyMode[];
   /** 'own': the command declares its own --ip-family (trace: the family of --to). */
   ipFamily?: 'own';

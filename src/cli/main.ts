@@ -9,7 +9,7 @@ import { printDiagnostics, reportNotes } from './report.js';
 import { addInputOptions, addKnobOptions, addNodeOptions } from './options.js';
 import type { CommandSpec } from './command-spec.js';
 import { EXAMPLES } from './help.js';
-import { EXIT, exitCodeFor, KpcError } from '../errors.js';
+import { EXIT, exitCodeFor, KpcError, usageError } from '../errors.js';
 import type { Io } from './io.js';
 import { fdStdout } from './write/stdout.js';
 import { compileCommand } from './commands/compile.js';
@@ -21,6 +21,7 @@ import { explainCommand } from './commands/explain.js';
 import { dnsCommand } from './commands/dns.js';
 import { endpointSlicesCommand } from './commands/endpointslices.js';
 import { versionText } from './version.js';
+import { PROXY_MODES } from '../modes/index.js';
 
 export function processIo(): Io {
   // stdout is fd 1 written directly (write/stdout.ts): a reader that stops early (`kpc
@@ -60,7 +61,9 @@ function registerCommand<F>(program: Command, spec: CommandSpec<F>, io: Io, setE
   addInputOptions(cmd);
   if (spec.modes) {
     addNodeOptions(cmd);
-    addKnobOptions(cmd, spec.modes);
+    // Every command that compiles takes the same --proxy-mode choices; one it cannot work in yet
+    // is refused below with kpc's own usage error, not commander's "Allowed choices".
+    addKnobOptions(cmd, PROXY_MODES, spec.modes.length < PROXY_MODES.length ? `kpc ${commandPath(cmd)} supports ${spec.modes.join(', ')}` : undefined);
     if (spec.ipFamily !== 'own') cmd.addOption(new Option('--ip-family <family>', "which family's rules (kube-proxy runs one proxier per family)").choices(['ipv4', 'ipv6']).default('ipv4'));
   }
   if (spec.standalone) cmd.option('--standalone', spec.standalone);
@@ -70,8 +73,25 @@ function registerCommand<F>(program: Command, spec: CommandSpec<F>, io: Io, setE
   cmd.exitOverride().action((...args: unknown[]) => {
     const flags = (args[args.length - 1] as Command).opts() as Record<string, unknown>;
     (spec.arguments ?? []).forEach((arg, i) => (flags[arg.key] = args[i]));
+    if (spec.modes) refuseUnsupportedMode(commandPath(cmd), spec.modes, flags.proxyMode);
     setExit(run(flags as F, io));
   });
+}
+
+/** `trace`, `dns resolve`: the command's words after `kpc`. */
+function commandPath(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c !== null && c.parent !== null; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
+}
+
+/**
+ * A --proxy-mode flag the command cannot work in yet: a usage error (exit 2) naming it. (A mode
+ * from --config is refused by the command itself once the config is read.)
+ */
+export function refuseUnsupportedMode(command: string, supported: readonly string[], mode: unknown): void {
+  if (typeof mode !== 'string' || supported.includes(mode)) return;
+  throw usageError(`kpc ${command} --proxy-mode ${mode}: not supported yet for ${mode} mode; kpc ${command} supports --proxy-mode ${supported.join(', ')}`);
 }
 
 function buildProgram(io: Io, setExit: (code: number) => void): Command {

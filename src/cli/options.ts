@@ -55,10 +55,11 @@ export function addNodeOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** The knobs; `modes` are the --proxy-mode choices of this command. */
-export function addKnobOptions(cmd: Command, modes: readonly string[]): Command {
+/** The knobs; `modes` are the --proxy-mode choices; `supportNote` says which of them the command works in, when not all. */
+export function addKnobOptions(cmd: Command, modes: readonly string[], supportNote?: string): Command {
+  const note = supportNote === undefined ? '' : `; ${supportNote}`;
   cmd
-    .addOption(new Option('--proxy-mode <mode>', 'kube-proxy mode (default iptables; ipvs is deprecated since kube-proxy 1.35; nftables is GA)').choices([...modes]))
+    .addOption(new Option('--proxy-mode <mode>', `kube-proxy mode (default iptables; ipvs is deprecated since kube-proxy 1.35; nftables is GA${note})`).choices([...modes]))
     .option('--cluster-cidr <cidrs>', 'the cluster\'s pod CIDR(s), comma-separated (for --detect-local-mode ClusterCIDR)')
     .addOption(new Option('--detect-local-mode <mode>', 'how pod traffic is recognised (default ClusterCIDR)').choices(['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix']))
     .option('--pod-bridge-interface <name>', 'the bridge for --detect-local-mode BridgeInterface')

@@ -6,7 +6,8 @@
  *     within the range at every size);
  *   - a generated cluster compiles with kpc (JSON and YAML give the same rules);
  *   - the harness (`node dist/bench/run.js`, what `npm run bench` runs) works end to end on 50
- *     Services: kpc, floor, consumer and the incremental case; the namespace parts only as
+ *     Services (iptables, ipvs and nftables modes): kpc, floor, consumer (nftables: nft -f, and
+ *     iptables-restore beside it) and the incremental case; the namespace parts only as
  *     root, else `--netns off`.
  *
  * The harness runs the compiled files (dist/bench/*.js): `npm test` builds them first; run
@@ -157,7 +158,7 @@ describe('the harness end to end (S=50)', () => {
     expect(r.status, `${r.stderr}\n${r.stdout}`).toBe(0);
     const result = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as BenchResult;
     expect(result.machine.nproc).toBeGreaterThan(0);
-    expect(result.measurements.map((m) => `${m.mode}/${m.format}`)).toEqual(['iptables/json', 'iptables/yaml', 'ipvs/json', 'ipvs/yaml']);
+    expect(result.measurements.map((m) => `${m.mode}/${m.format}`)).toEqual(['iptables/json', 'iptables/yaml', 'ipvs/json', 'ipvs/yaml', 'nftables/json', 'nftables/yaml']);
     for (const m of result.measurements) {
       expect(m.error).toBeUndefined();
       expect(m.kpc!.wallMs).toBeGreaterThan(0);
@@ -169,6 +170,11 @@ describe('the harness end to end (S=50)', () => {
     }
     // JSON and YAML compile to the same bytes.
     expect(result.measurements[1]!.output!.sha256).toBe(result.measurements[0]!.output!.sha256);
+    expect(result.measurements[5]!.output!.sha256).toBe(result.measurements[4]!.output!.sha256);
+    // nftables: the nft -f load, and beside it a real iptables-restore of the same cluster's iptables output.
+    const nft = result.measurements[4]!;
+    expect(nft.output!.detail!.elements).toBeGreaterThan(50);
+    if (root) expect(Object.keys(nft.consumer!.parts)).toEqual(['nft -f', 'beside it: iptables-restore (iptables mode, same cluster)']);
     const inc = result.incremental!;
     expect(inc.delta!.lines).toBeGreaterThan(0);
     expect(inc.delta!.lines).toBeLessThanOrEqual(50);

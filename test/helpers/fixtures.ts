@@ -103,6 +103,17 @@ export function loadGoldenCases(root = FIXTURES_ROOT, options: LoadOptions = {})
   return all.filter((c) => (options.bundles || c.expectedFiles === undefined) && (options.nftables || c.expectedDump === undefined));
 }
 
+/**
+ * Every nftables golden: kube-proxy's unit-test expectations (fixtures/kube-proxy/nftables,
+ * named `v1.3X/<Test>`) and the feature cases recorded from kube-proxy's proxier by the oracle
+ * (fixtures/features-nftables, named `features-nftables/<case>`).
+ */
+export function loadNftablesGoldenCases(): GoldenCase[] {
+  const upstream = loadGoldenCases(join(FIXTURES_ROOT, 'kube-proxy', 'nftables'), { nftables: true });
+  const features = loadGoldenCases(join(FIXTURES_ROOT, 'features-nftables'), { nftables: true }).map((c) => ({ ...c, name: `features-nftables/${c.name}` }));
+  return [...upstream, ...features].filter((c) => c.expectedDump !== undefined);
+}
+
 /** The full argv for a case: its args plus its input and config. */
 export function caseArgv(c: GoldenCase, inputDir = join(c.dir, 'input')): string[] {
   const argv = [...c.args];

@@ -49,7 +49,11 @@ export function applyTransaction(t: FakeTable, text: string): void {
     const [verb, kind] = w;
     const name = w[4] ?? '';
     if (verb === 'add' && kind === 'table') t.table ??= line;
-    else if (verb === 'delete' && kind === 'table') Object.assign(t, newFakeTable());
+    else if (verb === 'delete' && kind === 'table') {
+      // knftables Fake: `fake.Table = nil` — the table's own line (comment) goes too
+      delete t.table;
+      Object.assign(t, newFakeTable());
+    }
     else if (kind === 'chain') {
       if (verb === 'add') {
         if (!t.chains.has(name)) t.chains.set(name, { line, rules: [] });

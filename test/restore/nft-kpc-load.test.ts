@@ -1,6 +1,7 @@
 /**
  * kpc's nftables output on a real kernel: for every kube-proxy nftables golden
- * (fixtures/kube-proxy/nftables/<release>/<case>), `kpc compile --standalone` of the case is
+ * (fixtures/kube-proxy/nftables/<release>/<case>, and the feature cases recorded from kube-proxy's
+ * proxier, fixtures/features-nftables/<case>), `kpc compile --standalone` of the case is
  * loaded with `nft -f` into a fresh network namespace TWICE (the standalone form starts with
  * `add table` + `delete table`, so the second load replaces the first), and then
  *   - `nft list table` reads back exactly what kube-proxy's expected dump declares (readBack:
@@ -15,17 +16,16 @@
  * Root only (describeLab): skipped loudly without root or nft, failing under CI=true.
  */
 
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { describeLab } from '../netns/lab.js';
-import { caseArgv, FIXTURES_ROOT, loadGoldenCases } from '../helpers/fixtures.js';
+import { caseArgv, loadNftablesGoldenCases } from '../helpers/fixtures.js';
 import { runKpc } from '../helpers/run-kpc.js';
 import { canonicalListing, compareByKernel, dumpFamily, loadAndList, readBack, toLoadOrder } from '../helpers/nft-kernel.js';
 
-const cases = loadGoldenCases(join(FIXTURES_ROOT, 'kube-proxy', 'nftables'), { nftables: true }).filter((c) => c.expectedDump !== undefined);
+const cases = loadNftablesGoldenCases();
 
 describeLab('kpc nftables output loads into a real kernel', { commands: ['nft'] }, () => {
-  it('finds the cases', () => expect(cases.length).toBeGreaterThanOrEqual(72));
+  it('finds the cases', () => expect(cases.length).toBeGreaterThanOrEqual(72 + 44));
 
   it('a broken standalone output is refused, and a changed rule is seen (negative controls)', { timeout: 60_000 }, async () => {
     const c = cases.find((x) => x.name === 'v1.37/TestOverallNFTablesRules')!;

@@ -15,13 +15,13 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { caseArgv, FIXTURES_ROOT, loadGoldenCases } from '../../helpers/fixtures.js';
+import { caseArgv, loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { runKpc } from '../../helpers/run-kpc.js';
 import { dumpAfter } from '../../helpers/nft-fake.js';
 import { commandLines, sortNFTablesTransaction } from '../../helpers/nft-kernel.js';
-import { join } from 'node:path';
 
-const cases = loadGoldenCases(join(FIXTURES_ROOT, 'kube-proxy', 'nftables'), { nftables: true }).filter((c) => c.expectedDump !== undefined);
+const cases = loadNftablesGoldenCases();
+const features = cases.filter((c) => c.name.startsWith('features-nftables/'));
 
 /** The lines before the first per-service-port line (a service/endpoint object, or an element other than nodeport-ips). */
 function fixedPart(lines: string[]): number {
@@ -30,6 +30,28 @@ function fixedPart(lines: string[]): number {
     return (w[4] ?? '').includes('/') || (w[1] === 'element' && w[4] !== 'nodeport-ips');
   });
   return at < 0 ? lines.length : at;
+}
+
+/**
+ * The fixed part in the normal form used here: the `nodeport-ips` elements (consecutive lines)
+ * sorted. kube-proxy writes them from NodePortAddresses.GetNodeIPs, which collects the matching
+ * interface addresses in a Go map and returns them in map order (pkg/proxy/util/
+ * nodeport_addresses.go), so their order varies from run to run; kpc sorts them.
+ */
+function normalFixed(lines: string[]): string {
+  const out = [...lines];
+  const isNodePortIP = (l: string) => / kube-proxy nodeport-ips \{ /.test(l) && l.startsWith('add element ');
+  for (let i = 0; i < out.length; ) {
+    if (!isNodePortIP(out[i]!)) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < out.length && isNodePortIP(out[j]!)) j++;
+    out.splice(i, j - i, ...out.slice(i, j).sort());
+    i = j;
+  }
+  return out.join('\n');
 }
 
 /** The rules of one chain in a dump, as nft.ListRules gives them (the rule text, comment kept). */
@@ -43,12 +65,18 @@ function chainRules(dump: string, chain: string): string[] {
 describe('kube-proxy nftables goldens', () => {
   it('finds the cases of every release', () => {
     for (const r of ['v1.34', 'v1.35', 'v1.36', 'v1.37']) expect(cases.filter((c) => c.name.startsWith(`${r}/`)).length).toBeGreaterThanOrEqual(18);
+    expect(features.length).toBeGreaterThanOrEqual(40);
   });
 
   for (const c of cases) {
     it(c.name, async () => {
       const run = await runKpc(caseArgv(c));
       expect(run.code, `exit code; stderr:\n${run.stderr}`).toBe(c.exit);
+      // --standalone (kpc's own, features-nftables/standalone): two lines before kube-proxy's transaction
+      const family = c.expectedDump!.includes('add table ip6 ') ? 'ip6' : 'ip';
+      const lead = `add table ${family} kube-proxy\ndelete table ${family} kube-proxy\n`;
+      if (c.args.includes('--standalone')) expect(run.stdout.startsWith(lead), 'standalone: add + delete table first').toBe(true);
+      const sent = c.args.includes('--standalone') ? run.stdout.slice(lead.length) : run.stdout;
       const dump = dumpAfter(run.stdout);
       const want = c.freshDump ?? c.expectedDump!;
       expect(sortNFTablesTransaction(dump)).toBe(sortNFTablesTransaction(want));
@@ -56,10 +84,10 @@ describe('kube-proxy nftables goldens', () => {
       for (const s of c.checks?.contains ?? []) expect(dump, `contains ${s}`).toContain(s);
       for (const s of c.checks?.absent ?? []) expect(dump, `lacks ${s}`).not.toContain(s);
       if (c.transaction !== undefined) {
-        const got = commandLines(run.stdout);
+        const got = commandLines(sent);
         const tx = commandLines(c.transaction);
         const n = fixedPart(tx);
-        expect(got.slice(0, fixedPart(got)).join('\n'), 'the fixed part, in order').toBe(tx.slice(0, n).join('\n'));
+        expect(normalFixed(got.slice(0, fixedPart(got))), 'the fixed part, in order').toBe(normalFixed(tx.slice(0, n)));
         expect([...got].sort().join('\n'), 'every line of the transaction').toBe([...tx].sort().join('\n'));
       }
     });
