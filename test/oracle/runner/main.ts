@@ -77,9 +77,17 @@ async function main(argv: string[]): Promise<number> {
   for (const v of args.versions) oracleVersions.set(v, (await runProcess(oracleBinary(v), ['version'])).stdout.trim().split(' ').pop()!);
   const tasks: { version: string; mode: Mode; seed: number }[] = [];
   for (let seed = args.seeds[0]; seed <= args.seeds[1]; seed++) for (const mode of args.modes) for (const version of args.versions) tasks.push({ version, mode, seed });
+  // A long campaign says where it is: every 400 comparisons, the tally so far (on stderr).
+  let done = 0;
+  const tally = new Map<string, { n: number; agree: number }>();
   const verdicts = await pool(tasks, args.jobs, async (t) => {
     const r = await checkSeed(t.version, t.mode, t.seed);
     if (!r.agree) console.log(`disagree v${t.version} ${t.mode} seed ${t.seed}: ${r.detail}`);
+    const e = tally.get(`v${t.version} ${t.mode}`) ?? { n: 0, agree: 0 };
+    e.n++;
+    if (r.agree) e.agree++;
+    tally.set(`v${t.version} ${t.mode}`, e);
+    if (++done % 400 === 0) console.error(`oracle: ${done}/${tasks.length} compared, up to seed ${t.seed} (${((Date.now() - t0) / 1000).toFixed(0)} s): ${[...tally].map(([k, x]) => `${k} ${x.agree}/${x.n}`).join(', ')}`);
     return r;
   });
   const per = new Map<string, { n: number; agree: number; rejected: number }>();
