@@ -139,7 +139,7 @@ export async function checkSeed(version: string, mode: Mode, seed: number): Prom
   const base = { version, mode, seed, flags: g.flags, items: g.items, ...(g.config ? { config: g.config } : {}) };
   if (mode === 'nftables' && kpcRefusesNFTables(kpc.code, kpc.stderr)) {
     // Nothing to compare. What the oracle did alone is kept in the detail (its exit code).
-    return { ...base, agree: false, bothRejected: false, kpcUnsupported: true, detail: `kpc unsupported (${kpc.stderr.trim().split('\n')[0]}); oracle exit ${oracle.code}`, oracle };
+    return { ...base, agree: false, bothRejected: false, kpcUnsupported: true, detail: `kpc unsupported (${kpc.stderr.split('\n').find((l) => /nftables/i.test(l))?.trim()}); oracle exit ${oracle.code}`, oracle };
   }
   const detail = compareRuns(mode, kpc, oracle);
   const bothRejected = detail === '' && oracle.code !== 0;
