@@ -272,9 +272,12 @@ export function writeCase(root: string, version: string, mode: Mode, seed: numbe
     source: `kube-proxy ${oracleVersion}'s own code: k8s.io/kubernetes@${oracleVersion} pkg/proxy/${mode} run by test/oracle (kpc-oracle-v${version}); seed ${seed} of test/oracle/runner/generate.ts`,
     // The oracle ran with the flags alone (it is one release); kpc is told the release.
     args: ['compile', '--kube-proxy-version', version, ...s.flags, ...(mode === 'nftables' ? ['--standalone'] : [])],
-    ...(mode === 'nftables' ? { compare: 'kernel' } : {}),
+    // nftables: expected.dump is knftables' Fake Dump() of kube-proxy's sync, the form of
+    // fixtures/kube-proxy/nftables (compare: dump, sortNFTablesTransaction); expected.listing
+    // is the kernel's table in runner/nft.ts's canonical form, what this runner compared.
+    ...(mode === 'nftables' ? { compare: 'dump' } : {}),
     exit: s.oracle.code === 4 ? 0 : s.oracle.code,
-    notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n`,
+    notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n${mode === 'nftables' ? 'nftables: expected.dump = knftables\' Fake Dump() after kube-proxy\'s first full sync (compare in sortNFTablesTransaction form); expected.listing = `nft list table` of the kernel the real proxier programmed, in test/oracle/runner/nft.ts canonicalNftListing form (what the runner compares with kpc\'s --standalone output loaded into a fresh namespace); transaction.nft = the transaction kube-proxy sent (per-Service blocks in Go map order).\n' : ''}`,
   };
   writeFileSync(join(dir, 'case.yaml'), stringify(spec, { lineWidth: 0 }));
   if (s.config) writeFileSync(join(dir, 'config.yaml'), s.config);
