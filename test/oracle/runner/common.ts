@@ -37,8 +37,9 @@ export function oracleBinary(version: string): string {
   return join(ORACLE_BIN, `kpc-oracle-v${version}`);
 }
 
+/** kpc's CLI: this checkout's bin/kpc.js, or KPC_ORACLE_KPC (another build of kpc, e.g. a branch's). */
 export function kpcBin(): string {
-  return join(REPO_ROOT, 'bin', 'kpc.js');
+  return process.env.KPC_ORACLE_KPC ?? join(REPO_ROOT, 'bin', 'kpc.js');
 }
 
 /** What one run produced: stdout, or (ipvs mode) the bundle's files. */
