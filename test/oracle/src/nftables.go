@@ -181,7 +181,7 @@ func runNFTables(env *proxierEnv, o *options, c *cluster, mirrored []*discoveryv
 // `nft -f FILE`, then print `nft list table FAMILY kube-proxy` — the same read-back the
 // compile command uses, for a text made elsewhere (kpc's output), so both sides of a
 // comparison are read from the kernel by the same code. Exit 4 when nft refuses the file
-// (its message on stderr), 0 otherwise.
+// (its message on stderr) or the file makes any table but FAMILY kube-proxy, 0 otherwise.
 func runNFTLoad(args []string) (int, error) {
 	family := "ip"
 	var file string
@@ -211,6 +211,18 @@ func runNFTLoad(args []string) (int, error) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nft -f: %v: %s\n", err, strings.TrimSpace(string(out)))
 		return exitKernel, nil
+	}
+	// Only kube-proxy's table is compared: a file that makes any other table (or the other
+	// family's) is refused here rather than have the extra go unseen.
+	tables, err := exec.Command("nft", "list", "tables").Output()
+	if err != nil {
+		return exitInternal, fmt.Errorf("nft list tables: %v", err)
+	}
+	for _, t := range strings.Split(strings.TrimSpace(string(tables)), "\n") {
+		if t = strings.TrimSpace(t); t != "" && t != "table "+family+" kube-proxy" {
+			fmt.Fprintf(os.Stderr, "nft-load: the file also makes %q (only table %s kube-proxy is compared)\n", t, family)
+			return exitKernel, nil
+		}
 	}
 	listing, err := nftListTable(family)
 	if err != nil {
