@@ -4,6 +4,10 @@ package main
 // one by one (cmd/kube-proxy/app/server_linux.go createProxier, single-stack branch).
 
 import (
+	"net"
+
+	v1 "k8s.io/api/core/v1"
+	kubeproxyconfig "k8s.io/kubernetes/pkg/proxy/apis/config"
 	"k8s.io/kubernetes/pkg/proxy/iptables"
 	"k8s.io/kubernetes/pkg/proxy/ipvs"
 	utilipset "k8s.io/kubernetes/pkg/proxy/ipvs/ipset"
@@ -33,4 +37,9 @@ func newNFTablesProxier(e *proxierEnv) (*nftables.Proxier, error) {
 	return nftables.NewProxier(e.ctx, e.family, c.SyncPeriod.Duration, c.MinSyncPeriod.Duration,
 		c.Linux.MasqueradeAll, int(*c.NFTables.MasqueradeBit), e.detector, e.nodeName, e.nodeIP,
 		e.recorder, nil, c.NodePortAddresses, false)
+}
+
+// expandNodePortAddresses: v1.34-v1.36 newProxyServer resolves only a lone `primary`.
+func expandNodePortAddresses(cfg *kubeproxyconfig.KubeProxyConfiguration, nodeIPs map[v1.IPFamily]net.IP) {
+	resolvePrimaryNodePortAddresses(cfg, nodeIPs)
 }

@@ -8,8 +8,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { BUNDLE_FILES, firstDifference, listJSON, type Mode, REPO_ROOT, type RunResult, runKpcCli, runOracle, writeTemp } from './common.js';
+import { BUNDLE_FILES, firstDifference, listJSON, type Mode, NFT_FILES, oracleBinary, REPO_ROOT, type RunResult, runKpcCli, runOracle, runProcess, writeTemp } from './common.js';
 import { generate } from './generate.js';
+import { canonicalNftListing, kpcRefusesNFTables, nftFamilyOf } from './nft.js';
 
 export interface Verdict {
   version: string;
@@ -20,6 +21,8 @@ export interface Verdict {
   bothRejected: boolean;
   /** One line: what differs first. */
   detail: string;
+  /** nftables mode: kpc refuses --proxy-mode nftables itself (nothing compared; not agreement). */
+  kpcUnsupported?: boolean;
 }
 
 type Item = Record<string, unknown>;
@@ -43,7 +46,10 @@ async function runBoth(version: string, mode: Mode, flags: readonly string[], it
   try {
     const argv = ['compile', ...flags, '-f', tmp.path, ...(cfg ? ['--config', cfg.path] : [])];
     const bundle = mode === 'ipvs';
-    const kpcArgv = (await kpcHasVersionFlag()) ? [...argv, '--kube-proxy-version', version] : argv;
+    const nft = mode === 'nftables';
+    // nftables: kpc's --standalone file is what is loaded into a fresh namespace (the oracle
+    // prints kube-proxy's own transaction and has no --standalone).
+    const kpcArgv = [...((await kpcHasVersionFlag()) ? [...argv, '--kube-proxy-version', version] : argv), ...(nft ? ['--standalone'] : [])];
     const key = createHash('sha256').update(JSON.stringify([mode, kpcArgv.filter((a) => a !== tmp.path && a !== cfg?.path), text, config ?? null])).digest('hex');
     let kpcRun = kpcCache.get(key);
     if (!kpcRun) {
@@ -51,19 +57,58 @@ async function runBoth(version: string, mode: Mode, flags: readonly string[], it
       const own = writeTemp('cluster.json', text);
       const ownCfg = config === undefined ? undefined : writeTemp('config.yaml', config);
       const ownArgv = kpcArgv.map((a) => (a === tmp.path ? own.path : a === cfg?.path ? ownCfg!.path : a));
-      kpcRun = runKpcCli(ownArgv, bundle).finally(() => {
-        own.cleanup();
-        ownCfg?.cleanup();
-      });
+      kpcRun = runKpcCli(ownArgv, bundle)
+        .then((r) => (nft ? loadKpcNft(version, r, nftFamilyOf(flags)) : r))
+        .finally(() => {
+          own.cleanup();
+          ownCfg?.cleanup();
+        });
       kpcCache.set(key, kpcRun);
       if (kpcCache.size > 2000) kpcCache.delete(kpcCache.keys().next().value!);
     }
-    const [kpc, oracle] = await Promise.all([kpcRun, runOracle(version, argv, bundle)]);
+    const [kpc, oracle] = await Promise.all([kpcRun, runOracle(version, argv, nft ? NFT_FILES : bundle)]);
     return { kpc, oracle };
   } finally {
     tmp.cleanup();
     cfg?.cleanup();
   }
+}
+
+/**
+ * nftables: kpc's output loaded with `nft -f` into a fresh network namespace and read back
+ * (`kpc-oracle nft-load`: the same read-back as the oracle's own table), as files['kernel.listing'].
+ */
+async function loadKpcNft(version: string, r: RunResult, family: 'ip' | 'ip6'): Promise<RunResult> {
+  if (r.code !== 0) return r;
+  const tmp = writeTemp('kpc.nft', r.stdout);
+  try {
+    const l = await runProcess(oracleBinary(version), ['nft-load', '--family', family, tmp.path]);
+    if (l.code !== 0) return { ...r, loadError: l.stderr.trim().split('\n').slice(0, 3).join(' | ') || `nft-load exit ${l.code}` };
+    return { ...r, files: { 'kernel.listing': l.stdout } };
+  } finally {
+    tmp.cleanup();
+  }
+}
+
+/** Both nftables listings in canonical form (runner/nft.ts), or why one cannot be read. */
+function nftCompare(kpc: RunResult, oracle: RunResult): string {
+  if (kpc.loadError !== undefined) return `kpc's output does not load into a fresh namespace: ${kpc.loadError}`;
+  const o = oracle.files?.['kernel.listing'];
+  const k = kpc.files?.['kernel.listing'];
+  if (o === undefined || o === '') return 'the oracle wrote no kernel listing';
+  if (k === undefined || k === '') return 'no listing of kpc\'s table';
+  let co: string, ck: string;
+  try {
+    co = canonicalNftListing(o);
+  } catch (e) {
+    return `the oracle's listing: ${(e as Error).message}`;
+  }
+  try {
+    ck = canonicalNftListing(k);
+  } catch (e) {
+    return `kpc's listing: ${(e as Error).message}`;
+  }
+  return co === ck ? '' : `kernel listing: ${firstDifference(co, ck)}`;
 }
 
 /** "" when kpc and the oracle agree, else what differs first. */
@@ -79,6 +124,7 @@ export function compareRuns(mode: Mode, kpc: RunResult, oracle: RunResult): stri
     return `exit: oracle ${oracle.code} (${lastLine(oracle.stderr)}) / kpc ${kpc.code} (${lastLine(kpc.stderr)})`;
   }
   if (mode === 'iptables') return oracle.stdout === kpc.stdout ? '' : firstDifference(oracle.stdout, kpc.stdout);
+  if (mode === 'nftables') return nftCompare(kpc, oracle);
   for (const f of BUNDLE_FILES) {
     const o = oracle.files?.[f];
     const k = kpc.files?.[f];
@@ -87,12 +133,17 @@ export function compareRuns(mode: Mode, kpc: RunResult, oracle: RunResult): stri
   return '';
 }
 
-export async function checkSeed(version: string, mode: Mode, seed: number): Promise<Verdict & { flags: string[]; items: Item[]; config?: string }> {
+export async function checkSeed(version: string, mode: Mode, seed: number): Promise<Verdict & { flags: string[]; items: Item[]; config?: string; oracle: RunResult }> {
   const g = generate(seed, mode, version);
   const { kpc, oracle } = await runBoth(version, mode, g.flags, g.items, g.config);
+  const base = { version, mode, seed, flags: g.flags, items: g.items, ...(g.config ? { config: g.config } : {}) };
+  if (mode === 'nftables' && kpcRefusesNFTables(kpc.code, kpc.stderr)) {
+    // Nothing to compare. What the oracle did alone is kept in the detail (its exit code).
+    return { ...base, agree: false, bothRejected: false, kpcUnsupported: true, detail: `kpc unsupported (${kpc.stderr.split('\n').find((l) => /nftables/i.test(l))?.trim()}); oracle exit ${oracle.code}`, oracle };
+  }
   const detail = compareRuns(mode, kpc, oracle);
   const bothRejected = detail === '' && oracle.code !== 0;
-  return { version, mode, seed, agree: detail === '', bothRejected, detail, flags: g.flags, items: g.items, ...(g.config ? { config: g.config } : {}) };
+  return { ...base, agree: detail === '', bothRejected, detail, oracle };
 }
 
 // ---- shrinking ------------------------------------------------------------------------------
@@ -128,7 +179,8 @@ function* candidates(flags: string[], items: Item[]): Generator<{ flags: string[
   for (const k of keys) yield { flags, items: items.filter((it) => svcKey(it) !== k) };
   for (let i = 0; i < items.length; i++) yield { flags, items: items.filter((_, j) => j !== i) };
   const groups = flagGroups(flags);
-  for (let i = 0; i < groups.length; i++) yield { flags: groups.filter((_, j) => j !== i).flat(), items };
+  // (never the mode: without it both sides compile another mode, compared as this one)
+  for (let i = 0; i < groups.length; i++) if (groups[i]![0] !== '--proxy-mode') yield { flags: groups.filter((_, j) => j !== i).flat(), items };
   // Endpoints: halves, then one at a time.
   for (let i = 0; i < items.length; i++) {
     const eps = items[i]!.endpoints as unknown[] | undefined;
@@ -219,9 +271,13 @@ export function writeCase(root: string, version: string, mode: Mode, seed: numbe
     description: `oracle disagreement, kube-proxy ${oracleVersion} ${mode} mode, generated seed ${seed} (shrunk)`,
     source: `kube-proxy ${oracleVersion}'s own code: k8s.io/kubernetes@${oracleVersion} pkg/proxy/${mode} run by test/oracle (kpc-oracle-v${version}); seed ${seed} of test/oracle/runner/generate.ts`,
     // The oracle ran with the flags alone (it is one release); kpc is told the release.
-    args: ['compile', '--kube-proxy-version', version, ...s.flags],
+    args: ['compile', '--kube-proxy-version', version, ...s.flags, ...(mode === 'nftables' ? ['--standalone'] : [])],
+    // nftables: expected.dump is knftables' Fake Dump() of kube-proxy's sync, the form of
+    // fixtures/kube-proxy/nftables (compare: dump, sortNFTablesTransaction); expected.listing
+    // is the kernel's table in runner/nft.ts's canonical form, what this runner compared.
+    ...(mode === 'nftables' ? { compare: 'dump' } : {}),
     exit: s.oracle.code === 4 ? 0 : s.oracle.code,
-    notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n`,
+    notes: `Written by npm run oracle. kpc and the oracle disagreed: ${s.detail}\nExpected output = the oracle's (kube-proxy's), never kpc's. Shrunk in ${s.steps} runs.\n${mode === 'nftables' ? 'nftables: expected.dump = knftables\' Fake Dump() after kube-proxy\'s first full sync (compare in sortNFTablesTransaction form); expected.listing = `nft list table` of the kernel the real proxier programmed, in test/oracle/runner/nft.ts canonicalNftListing form (what the runner compares with kpc\'s --standalone output loaded into a fresh namespace); transaction.nft = the transaction kube-proxy sent (per-Service blocks in Go map order).\n' : ''}`,
   };
   writeFileSync(join(dir, 'case.yaml'), stringify(spec, { lineWidth: 0 }));
   if (s.config) writeFileSync(join(dir, 'config.yaml'), s.config);
@@ -229,6 +285,12 @@ export function writeCase(root: string, version: string, mode: Mode, seed: numbe
     if (mode === 'ipvs') {
       mkdirSync(join(dir, 'expected'), { recursive: true });
       for (const f of BUNDLE_FILES) if (s.oracle.files?.[f] !== undefined) writeFileSync(join(dir, 'expected', f), s.oracle.files[f]!);
+    } else if (mode === 'nftables') {
+      // The kernel's table in the runner's canonical form (what is compared), kube-proxy's
+      // transaction as sent, and knftables' Dump() of it (the unit tests' form).
+      const l = s.oracle.files?.['kernel.listing'];
+      if (l) writeFileSync(join(dir, 'expected.listing'), canonicalNftListing(l));
+      for (const f of ['transaction.nft', 'expected.dump'] as const) if (s.oracle.files?.[f]) writeFileSync(join(dir, f), s.oracle.files[f]!);
     } else writeFileSync(join(dir, 'expected.out'), s.oracle.stdout);
   }
   return dir;

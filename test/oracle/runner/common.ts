@@ -21,10 +21,14 @@ export const REPO_ROOT = ((): string => {
 })();
 export const ORACLE_CACHE = process.env.KPC_ORACLE_CACHE ?? '/var/cache/kpc-oracle';
 export const VERSIONS = ['1.34', '1.35', '1.36', '1.37'] as const;
+/** The modes compared by default (and by the bounded campaign); ALL_MODES adds nftables. */
 export const MODES = ['iptables', 'ipvs'] as const;
-export type Mode = (typeof MODES)[number];
+export const ALL_MODES = ['iptables', 'ipvs', 'nftables'] as const;
+export type Mode = (typeof ALL_MODES)[number];
 
 export const BUNDLE_FILES = ['ipvs.rules', 'ipset.rules', 'iptables.rules', 'kube-ipvs0.addrs'] as const;
+/** What the oracle writes with -o DIR in nftables mode (src/nftables.go). */
+export const NFT_FILES = ['kernel.listing', 'transaction.nft', 'expected.dump'] as const;
 
 /** Where build.sh put the binaries (KPC_ORACLE_BIN, default ORACLE_CACHE/bin). */
 export const ORACLE_BIN = process.env.KPC_ORACLE_BIN ?? join(ORACLE_CACHE, 'bin');
@@ -33,8 +37,9 @@ export function oracleBinary(version: string): string {
   return join(ORACLE_BIN, `kpc-oracle-v${version}`);
 }
 
+/** kpc's CLI: this checkout's bin/kpc.js, or KPC_ORACLE_KPC (another build of kpc, e.g. a branch's). */
 export function kpcBin(): string {
-  return join(REPO_ROOT, 'bin', 'kpc.js');
+  return process.env.KPC_ORACLE_KPC ?? join(REPO_ROOT, 'bin', 'kpc.js');
 }
 
 /** What one run produced: stdout, or (ipvs mode) the bundle's files. */
@@ -43,6 +48,8 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   files?: Record<string, string>;
+  /** nftables mode, kpc's side: why its output did not load into a fresh namespace (nft's message). */
+  loadError?: string;
 }
 
 export function runProcess(cmd: string, args: readonly string[], timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -64,17 +71,18 @@ export function runProcess(cmd: string, args: readonly string[], timeoutMs = 120
   });
 }
 
-/** Runs `cmd [prefix] compile argv`; in ipvs mode with `-o TMPDIR` and the bundle read back. */
-async function runCompileLike(cmd: string, prefix: string[], argv: readonly string[], bundle: boolean): Promise<RunResult> {
+/** Runs `cmd [prefix] compile argv`; with `files` (ipvs bundle, the oracle's nftables files) with `-o TMPDIR` and those files read back. */
+async function runCompileLike(cmd: string, prefix: string[], argv: readonly string[], bundle: boolean | readonly string[]): Promise<RunResult> {
   if (!bundle) {
     const r = await runProcess(cmd, [...prefix, ...argv]);
     return r;
   }
+  const names = bundle === true ? BUNDLE_FILES : bundle;
   const dir = mkdtempSync(join(tmpdir(), 'kpc-oracle-bundle-'));
   try {
     const r = await runProcess(cmd, [...prefix, ...argv, '-o', join(dir, 'out')]);
     const files: Record<string, string> = {};
-    for (const f of BUNDLE_FILES) {
+    for (const f of names) {
       const p = join(dir, 'out', f);
       if (existsSync(p)) files[f] = readFileSync(p, 'utf8');
     }
@@ -84,11 +92,11 @@ async function runCompileLike(cmd: string, prefix: string[], argv: readonly stri
   }
 }
 
-export function runOracle(version: string, argv: readonly string[], bundle: boolean): Promise<RunResult> {
+export function runOracle(version: string, argv: readonly string[], bundle: boolean | readonly string[]): Promise<RunResult> {
   return runCompileLike(oracleBinary(version), [], argv, bundle);
 }
 
-export function runKpcCli(argv: readonly string[], bundle: boolean): Promise<RunResult> {
+export function runKpcCli(argv: readonly string[], bundle: boolean | readonly string[]): Promise<RunResult> {
   return runCompileLike(process.execPath, [kpcBin()], argv, bundle);
 }
 

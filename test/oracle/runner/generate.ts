@@ -13,6 +13,17 @@
  * knobs: masquerade-all, every detect-local mode, nodePortAddresses (CIDRs, primary, loopback),
  * localhost node ports, masquerade bit, tcp-be-liberal, random-fully, nfacct, the IPVS
  * scheduler/timeouts/strict ARP/exclude CIDRs, and the feature gates each release accepts.
+ *
+ * nftables mode (`--proxy-mode nftables`): the same draws, so the cluster is the iptables
+ * seed's, with the knobs as nftables mode has them: no nodePortAddresses flag means kube-proxy's
+ * nftables default (`primary`, not iptables' "all"); loopback CIDRs stay possible (kube-proxy
+ * leaves loopback out of nodeport-ips: localhost node ports are not served); the masquerade bit
+ * is `nftables.masqueradeBit` in a config file (`--iptables-masquerade-bit` does not reach the
+ * nftables proxier); the iptables-only host facts and flags (`--iptables-localhost-nodeports`,
+ * `--no-masquerade-random-fully`, `--nfacct`) are not passed. From a stream of their own (so
+ * the cluster does not move): the cluster's Service CIDRs as `--service-cluster-ip-range` or
+ * as ServiceCIDR objects (networking.k8s.io/v1; they hold every generated ClusterIP), and for
+ * v1.37 `nodePortAddresses: all` and the KubeProxyNFTablesLocalhostNodePorts gate.
  */
 
 import type { Mode } from './common.js';
@@ -84,7 +95,7 @@ export function moveFlagsToConfig(seed: number, flags: string[]): { flags: strin
       default:
         // Host facts and kpc-only flags have no config field.
         rest.push(f);
-        if (inline === undefined && ['--node-ip', '--ip-family'].includes(name)) rest.push(flags[++i]!);
+        if (inline === undefined && ['--node-ip', '--ip-family', '--service-cluster-ip-range'].includes(name)) rest.push(flags[++i]!);
     }
   }
   if (iptables.length) lines.push('iptables:', ...iptables);
@@ -164,6 +175,8 @@ export function generate(seed: number, mode: Mode, version: string): Generated {
   const usesNodeIPFlag = g.chance(0.3);
   if (usesNodeIPFlag) for (const f of fams) flags.push('--node-ip', nodeIP(f, 0));
   if (mode === 'ipvs') flags.push('--proxy-mode', 'ipvs');
+  if (mode === 'nftables') flags.push('--proxy-mode', 'nftables');
+  const nft = mode === 'nftables';
   if (family === 'IPv6') flags.push('--ip-family', 'ipv6');
   const detect = g.pick(['ClusterCIDR', 'ClusterCIDR', 'ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix', 'none'] as const);
   if (detect === 'ClusterCIDR') flags.push('--cluster-cidr', fams.map(clusterCIDR).join(','));
@@ -171,16 +184,21 @@ export function generate(seed: number, mode: Mode, version: string): Generated {
   else if (detect === 'BridgeInterface') flags.push('--detect-local-mode', 'BridgeInterface', '--pod-bridge-interface', 'cbr0');
   else if (detect === 'InterfaceNamePrefix') flags.push('--detect-local-mode', 'InterfaceNamePrefix', '--pod-interface-name-prefix', 'veth');
   if (g.chance(0.15)) flags.push('--masquerade-all');
-  if (g.chance(0.15)) flags.push('--iptables-masquerade-bit', String(g.int(0, 31)));
-  if (g.chance(0.15)) flags.push('--iptables-localhost-nodeports=false');
+  let nftMasqueradeBit: number | undefined;
+  if (g.chance(0.15)) {
+    const bit = g.int(0, 31);
+    if (nft) nftMasqueradeBit = bit;
+    else flags.push('--iptables-masquerade-bit', String(bit));
+  }
+  if (g.chance(0.15) && !nft) flags.push('--iptables-localhost-nodeports=false');
   const npa = g.pick(['', '', '', 'primary', 'node', 'loopback', 'other'] as const);
   if (npa === 'primary') flags.push('--nodeport-addresses', 'primary');
   else if (npa === 'node') flags.push('--nodeport-addresses', fams.map((f) => (f === 'IPv4' ? '10.1.0.0/24' : 'fd00:1::/64')).join(','));
   else if (npa === 'loopback') flags.push('--nodeport-addresses', family === 'IPv4' ? '127.0.0.0/8,10.1.0.10/32' : '::1/128,fd00:1::10/128');
   else if (npa === 'other') flags.push('--nodeport-addresses', family === 'IPv4' ? '192.0.2.0/24' : '2001:db8:ffff::/64');
   if (g.chance(0.15)) flags.push('--conntrack-tcp-be-liberal');
-  if (g.chance(0.2)) flags.push('--no-masquerade-random-fully');
-  if (g.chance(0.25)) flags.push('--nfacct');
+  if (g.chance(0.2) && !nft) flags.push('--no-masquerade-random-fully');
+  if (g.chance(0.25) && !nft) flags.push('--nfacct');
   // PreferSameTrafficDistribution is GA and locked on from v1.35: the gate is offered to v1.34
   // only (drawn for every release, so the cluster is the same whatever the release).
   const gateOff = g.chance(0.15);
@@ -359,7 +377,33 @@ export function generate(seed: number, mode: Mode, version: string): Generated {
     if (names.has(k)) throw new Error(`generator: duplicate ${k}`);
     names.add(k);
   }
+  if (nft) nftablesExtras(seed, version, fams, items, flags);
   const shuffled = g.shuffle(items);
   const moved = moveFlagsToConfig(seed, flags);
-  return { seed, flags: moved.flags, items: shuffled, ...(moved.config ? { config: moved.config } : {}) };
+  let config = moved.config;
+  if (nftMasqueradeBit !== undefined) {
+    config ??= 'apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n';
+    config += `nftables:\n  masqueradeBit: ${nftMasqueradeBit}\n`;
+  }
+  return { seed, flags: moved.flags, items: shuffled, ...(config ? { config } : {}) };
+}
+
+/** nftables mode's extra draws (a stream of their own: the cluster stays the seed's). */
+function nftablesExtras(seed: number, version: string, fams: Fam[], items: Record<string, unknown>[], flags: string[]): void {
+  const x = new Gen(seed * 7919 + 3);
+  // Service CIDRs: 10.96.0.0/16 holds 10.96.<s>.<1-250>, fd00:96::/108 holds fd00:96::<s>:<1-fa0>.
+  const cidr = (f: Fam) => (f === 'IPv4' ? '10.96.0.0/16' : 'fd00:96::/108');
+  const how = x.pick(['none', 'flag', 'flag', 'object', 'objects'] as const);
+  if (how === 'flag') flags.push('--service-cluster-ip-range', fams.map(cidr).join(','));
+  if (how === 'object' || how === 'objects') {
+    items.push({ apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'kubernetes' }, spec: { cidrs: fams.map(cidr) } });
+    if (how === 'objects') {
+      const extra = fams.filter(() => x.chance(0.7)).map((f) => (f === 'IPv4' ? '10.97.0.0/16' : 'fd00:97::/108'));
+      if (extra.length) items.push({ apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'extra' }, spec: { cidrs: extra } });
+    }
+  }
+  if (version === '1.37') {
+    if (x.chance(0.2) && !flags.includes('--nodeport-addresses')) flags.push('--nodeport-addresses', 'all');
+    if (x.chance(0.25)) flags.push('--feature-gates', 'KubeProxyNFTablesLocalhostNodePorts=true');
+  }
 }

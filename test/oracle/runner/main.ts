@@ -1,5 +1,5 @@
 /**
- * npm run oracle -- [--versions 1.34,1.35,1.36,1.37] [--modes iptables,ipvs] [--seeds A-B]
+ * npm run oracle -- [--versions 1.34,1.35,1.36,1.37] [--modes iptables,ipvs,nftables] [--seeds A-B]
  *                   [--jobs N] [--no-shrink] [--cases DIR | --no-cases] [--validation] [--endpointslices]
  *
  * Compiles each generated seed with kpc (node bin/kpc.js compile …) and with the oracle
@@ -8,6 +8,10 @@
  * case under fixtures/oracle/<version>-<mode>-<seed>/ (expected = the oracle's output).
  * kpc has no --kube-proxy-version yet (it is passed when `kpc compile --help` lists it): every
  * release is compared with kpc's current (v1.34) output.
+ * --modes nftables: both tables as the kernel holds them (runner/nft.ts). While kpc refuses
+ * --proxy-mode nftables, those comparisons are reported as "kpc unsupported" (not counted as
+ * agreements or disagreements; the oracle still runs alone, and its exit codes are shown).
+ * Exit 0 only when every comparison agrees and no release/mode was "kpc unsupported".
  * --validation: mutated inputs, kpc validate vs the API server's validation (validation.ts).
  * --endpointslices: clusters with Pods, kpc's derived EndpointSlices vs the EndpointSlice
  * controller's (endpointslices.ts); a shrunk disagreement goes to fixtures/endpointslices/.
@@ -15,7 +19,7 @@
 
 import { existsSync } from 'node:fs';
 import { checkSeed, DEFAULT_CASE_ROOT, kpcHasVersionFlag, shrink, writeCase } from './campaign.js';
-import { kpcBin, MODES, type Mode, oracleBinary, pool, runProcess, VERSIONS } from './common.js';
+import { ALL_MODES, kpcBin, MODES, type Mode, oracleBinary, pool, runProcess, VERSIONS } from './common.js';
 import { runValidationCampaign } from './validation.js';
 import { runEndpointSlicesCampaign } from './endpointslices.js';
 
@@ -53,7 +57,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--endpointslices') a.endpointslices = true;
     else throw new Error(`unknown flag ${f}`);
   }
-  for (const m of a.modes) if (!(MODES as readonly string[]).includes(m)) throw new Error(`--modes: ${m}`);
+  for (const m of a.modes) if (!(ALL_MODES as readonly string[]).includes(m)) throw new Error(`--modes: ${m}`);
   return a;
 }
 
@@ -82,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   const tally = new Map<string, { n: number; agree: number }>();
   const verdicts = await pool(tasks, args.jobs, async (t) => {
     const r = await checkSeed(t.version, t.mode, t.seed);
-    if (!r.agree) console.log(`disagree v${t.version} ${t.mode} seed ${t.seed}: ${r.detail}`);
+    if (!r.agree && !r.kpcUnsupported) console.log(`disagree v${t.version} ${t.mode} seed ${t.seed}: ${r.detail}`);
     const e = tally.get(`v${t.version} ${t.mode}`) ?? { n: 0, agree: 0 };
     e.n++;
     if (r.agree) e.agree++;
@@ -90,13 +94,18 @@ async function main(argv: string[]): Promise<number> {
     if (++done % 400 === 0) console.error(`oracle: ${done}/${tasks.length} compared, up to seed ${t.seed} (${((Date.now() - t0) / 1000).toFixed(0)} s): ${[...tally].map(([k, x]) => `${k} ${x.agree}/${x.n}`).join(', ')}`);
     return r;
   });
-  const per = new Map<string, { n: number; agree: number; rejected: number }>();
+  const per = new Map<string, { n: number; agree: number; rejected: number; unsupported: number; oracleCodes: Map<number, number>; why?: string }>();
   for (const v of verdicts) {
     const k = `v${v.version} ${v.mode}`;
-    const e = per.get(k) ?? { n: 0, agree: 0, rejected: 0 };
+    const e = per.get(k) ?? { n: 0, agree: 0, rejected: 0, unsupported: 0, oracleCodes: new Map<number, number>() };
     e.n++;
     if (v.agree) e.agree++;
     if (v.bothRejected) e.rejected++;
+    if (v.kpcUnsupported) {
+      e.unsupported++;
+      e.why ??= v.detail.replace(/; oracle exit \d+$/, '');
+    }
+    e.oracleCodes.set(v.oracle.code, (e.oracleCodes.get(v.oracle.code) ?? 0) + 1);
     per.set(k, e);
   }
   const wrote: string[] = [];
@@ -105,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
     // line number left out); the other seeds of that kind are listed with it.
     const kinds = new Map<string, number[]>();
     const firsts: typeof verdicts = [];
-    for (const v of verdicts.filter((x) => !x.agree)) {
+    for (const v of verdicts.filter((x) => !x.agree && !x.kpcUnsupported)) {
       const kind = `${v.version} ${v.mode} ${v.detail.replace(/line \d+/, 'line N')}`;
       const seen = kinds.get(kind);
       if (seen) seen.push(v.seed);
@@ -123,11 +132,17 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   for (const w of wrote) console.log(`wrote ${w}`);
-  for (const [k, e] of per) console.log(`oracle: ${k}: ${e.agree}/${e.n} agree${e.rejected ? ` (${e.rejected} of them: both refused the input)` : ''}`);
-  const agree = verdicts.filter((v) => v.agree).length;
+  const codes = (m: Map<number, number>) => [...m].sort((a, b) => a[0] - b[0]).map(([c, n]) => `exit ${c}: ${n}`).join(', ');
+  for (const [k, e] of per) {
+    if (e.unsupported === e.n) console.log(`oracle: ${k}: kpc unsupported on all ${e.n} seeds: ${e.why} — nothing compared; the oracle alone: ${codes(e.oracleCodes)}`);
+    else console.log(`oracle: ${k}: ${e.agree}/${e.n - e.unsupported} agree${e.rejected ? ` (${e.rejected} of them: both refused the input)` : ''}${e.unsupported ? `; ${e.unsupported} more: kpc unsupported (${e.why})` : ''}`);
+  }
+  const compared = verdicts.filter((v) => !v.kpcUnsupported);
+  const agree = compared.filter((v) => v.agree).length;
+  const unsupported = verdicts.length - compared.length;
   console.log(`oracle: ${((Date.now() - t0) / 1000).toFixed(1)} s for ${verdicts.length} comparisons`);
-  console.log(`oracle: ${agree}/${verdicts.length} agree`);
-  return agree === verdicts.length ? 0 : 1;
+  console.log(`oracle: ${agree}/${compared.length} agree${unsupported ? `; ${unsupported} not compared: kpc unsupported` : ''}`);
+  return agree === compared.length && unsupported === 0 ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

@@ -30,6 +30,7 @@ import (
 	proxyconfigscheme "k8s.io/kubernetes/pkg/proxy/apis/config/scheme"
 	kubeproxyconfigv1alpha1 "k8s.io/kubernetes/pkg/proxy/apis/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/proxy/apis/config/validation"
+	netutils "k8s.io/utils/net"
 	"k8s.io/utils/ptr"
 )
 
@@ -47,6 +48,9 @@ type options struct {
 	randomFully bool
 	nfacct      bool
 	nftOutput   string
+	// kpc's --service-cluster-ip-range: the API server's flag, which makes the cluster's default
+	// ServiceCIDR ("kubernetes"); the nftables proxier gets its CIDRs as it gets a ServiceCIDR's.
+	serviceClusterIPRange []string
 	// raw: print the restore bytes as kube-proxy passed them (Go map order between Services),
 	// not in kpc's normal form.
 	raw bool
@@ -176,6 +180,7 @@ func parseCompileFlags(args []string) (*options, error) {
 	fs.BoolVar(&standalone, "standalone", false, "")
 	fs.StringVar(&ipValidation, "ip-validation", "legacy", "")
 	fs.StringVar(&nodePortRange, "service-node-port-range", "30000-32767", "")
+	fs.StringSliceVar(&o.serviceClusterIPRange, "service-cluster-ip-range", nil, "")
 
 	// Bound as cmd/kube-proxy/app/options.go AddFlags binds them.
 	fs.StringVar(&hostnameOverride, "hostname-override", "", "")
@@ -229,6 +234,11 @@ func parseCompileFlags(args []string) (*options, error) {
 	}
 	if o.ipFamily != "ipv4" && o.ipFamily != "ipv6" {
 		return nil, usagef("--ip-family: %q is not ipv4 or ipv6", o.ipFamily)
+	}
+	for _, c := range o.serviceClusterIPRange {
+		if _, _, err := netutils.ParseCIDRSloppy(strings.TrimSpace(c)); err != nil {
+			return nil, usagef("--service-cluster-ip-range: %q is not a CIDR", c)
+		}
 	}
 	if fs.Changed("cluster-cidr") {
 		cfg.DetectLocal.ClusterCIDRs = strings.Split(clusterCIDRs, ",")

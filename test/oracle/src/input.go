@@ -1,6 +1,7 @@
 package main
 
-// Input: a `kind: List` JSON of Services, EndpointSlices, Endpoints, Nodes and Pods, read as the API
+// Input: a `kind: List` JSON of Services, EndpointSlices, Endpoints, Nodes, Pods and ServiceCIDRs
+// (networking.k8s.io/v1; read by the nftables proxier only), read as the API
 // server would store them: decoded into the real k8s.io/api types, defaulted with the
 // generated SetObjectDefaults_* (registered by pkg/apis/core/install and
 // pkg/apis/discovery/install), converted to the internal types (where validation runs and
@@ -16,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -26,6 +28,9 @@ import (
 	"k8s.io/kubernetes/pkg/apis/discovery"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
 	discoveryvalidation "k8s.io/kubernetes/pkg/apis/discovery/validation"
+	"k8s.io/kubernetes/pkg/apis/networking"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
 )
 
 type inputError struct{ msgs []string }
@@ -49,7 +54,10 @@ type cluster struct {
 	endpoints []*corev1.Endpoints
 	nodes     []*corev1.Node
 	pods      []*corev1.Pod
-	skipped   []string
+	// ServiceCIDRs: kube-proxy's ServiceCIDR informer (cmd/kube-proxy/app/server.go, with
+	// MultiCIDRServiceAllocator, GA) hands the union of their spec.cidrs to the proxier.
+	serviceCIDRs []*networkingv1.ServiceCIDR
+	skipped      []string
 }
 
 func readList(files []string) ([]json.RawMessage, error) {
@@ -91,7 +99,7 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		_ = json.Unmarshal(raw, &meta)
 		o.kind, o.name, o.namespace = meta.Kind, meta.Metadata.Name, meta.Metadata.Namespace
 		switch o.kind {
-		case "Service", "EndpointSlice", "Endpoints", "Node", "Pod":
+		case "Service", "EndpointSlice", "Endpoints", "Node", "Pod", "ServiceCIDR":
 		default:
 			out = append(out, o)
 			continue
@@ -122,6 +130,8 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 			internal = &discovery.EndpointSlice{}
 		case *corev1.Node:
 			internal = &core.Node{}
+		case *networkingv1.ServiceCIDR:
+			internal = &networking.ServiceCIDR{}
 		case *corev1.Pod:
 			if v.Namespace == "" {
 				v.Namespace = namespace
@@ -165,6 +175,9 @@ func decodeObjects(items []json.RawMessage, namespace string) []*object {
 		case *core.Node:
 			o.errs = corevalidation.ValidateNode(v)
 			o.stored = &corev1.Node{}
+		case *networking.ServiceCIDR:
+			o.errs = networkingvalidation.ValidateServiceCIDR(v)
+			o.stored = &networkingv1.ServiceCIDR{}
 		case *core.Pod:
 			// podStrategy.Validate; a Pod read back with a status got it through the status
 			// subresource (podStatusStrategy.ValidateUpdate), against the created Pod whose
@@ -229,6 +242,8 @@ func loadCluster(files []string, namespace string) (*cluster, error) {
 			c.nodes = append(c.nodes, v)
 		case *corev1.Pod:
 			c.pods = append(c.pods, v)
+		case *networkingv1.ServiceCIDR:
+			c.serviceCIDRs = append(c.serviceCIDRs, v)
 		case nil:
 			c.skipped = append(c.skipped, describe(o))
 		}

@@ -4,13 +4,16 @@
 //	kpc-oracle-vX validate -f LIST.json
 //	kpc-oracle-vX gates
 //	kpc-oracle-vX endpointslices -f LIST.json
+//	kpc-oracle-vX nft-load [--family ip|ip6] FILE
 //	kpc-oracle-vX version
 //
 // compile runs the release's real iptables/ipvs proxier (see proxier.go) on the objects of a
 // `kind: List` JSON and prints what kube-proxy programs on its first full sync, in kpc's output
 // form. validate runs the API server's validation on each object. endpointslices runs the
 // EndpointSlice controller on the input's Services, Pods and Nodes and prints the slices it
-// writes (endpointslices.go). See test/oracle/README.md.
+// writes (endpointslices.go). nft-load loads an nft text into a throwaway network namespace
+// and prints the table read back (nftables.go; the runner reads kpc's output with it). See
+// test/oracle/README.md.
 //
 // Exit codes follow kpc's: 0 ok, 2 bad input or usage, 3 internal error; 4 = the kernel refused
 // what the proxier wrote (the output is still printed).
@@ -53,7 +56,7 @@ func run(args []string) int {
 		klog.SetOutput(io.Discard)
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|endpointslices|gates|version [flags]")
+		fmt.Fprintln(os.Stderr, "usage: kpc-oracle compile|validate|endpointslices|nft-load|gates|version [flags]")
 		return exitBadInput
 	}
 	var err error
@@ -70,8 +73,10 @@ func run(args []string) int {
 		code, err = runValidate(args[1:])
 	case "endpointslices":
 		code, err = runEndpointSlices(args[1:])
+	case "nft-load":
+		code, err = runNFTLoad(args[1:])
 	default:
-		err = usagef("unknown command %q (compile, validate, endpointslices, gates, version)", args[0])
+		err = usagef("unknown command %q (compile, validate, endpointslices, nft-load, gates, version)", args[0])
 	}
 	if err != nil {
 		var ue usageError

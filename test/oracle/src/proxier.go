@@ -338,7 +338,7 @@ func runCompile(args []string) (int, error) {
 	}
 	c.slices = kept
 	mirrored = append(mirrored, derived...)
-	resolvePrimaryNodePortAddresses(o.cfg, facts.nodeIPs)
+	expandNodePortAddresses(o.cfg, facts.nodeIPs) // per release (compat/)
 
 	family := corev1.IPv4Protocol
 	protocol := utiliptables.ProtocolIPv4
