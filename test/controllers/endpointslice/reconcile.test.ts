@@ -404,3 +404,37 @@ describe('endpointslice_controller_test.go TestSyncService', () => {
     }
   }
 });
+
+describe("the order of a slice's ports, per release (NewPortMapKey sorts them by their hash: MD5 in v1.34, FNV-128a from v1.35)", () => {
+  // TestSyncService compares ports as a set. The order is the real controller's, read from
+  // `kpc-oracle-vX endpointslices` (test/oracle, built from k8s.io/kubernetes vX) on the same
+  // Service (cluster IP 10.96.0.20 added) and one Pod, 2026-12-01.
+  const want: Record<string, string[]> = {
+    '1.34': ['udp-example', 'sctp-example', 'tcp-example'],
+    '1.35': ['udp-example', 'tcp-example', 'sctp-example'],
+    '1.36': ['udp-example', 'tcp-example', 'sctp-example'],
+    '1.37': ['udp-example', 'tcp-example', 'sctp-example'],
+  };
+  for (const release of CONTROLLER_RELEASES) {
+    it(`v${release}: ${want[release]!.join(', ')}`, () => {
+      const svc = newService({
+        name: 'foobar',
+        namespace: 'default',
+        clusterIP: '10.96.0.20',
+        ipFamilies: ['IPv4'],
+        ports: [
+          { name: 'tcp-example', protocol: 'TCP', port: 80, targetPort: 80, nodePort: 0 },
+          { name: 'udp-example', protocol: 'UDP', port: 161, targetPort: 161, nodePort: 0 },
+          { name: 'sctp-example', protocol: 'SCTP', port: 3456, targetPort: 3456, nodePort: 0 },
+        ],
+      });
+      const pod0 = newPod(0, 'default', true, false, (p) => {
+        p.metadata.name = 'pod0';
+        p.status.podIP = '10.0.0.1';
+        p.status.podIPs = [{ ip: '10.0.0.1' }];
+      });
+      const { derived } = deriveEndpointSlices({ services: [svc], pods: [pod0], nodes: [newNode({ name: 'node-1' })], slices: [] }, { endpointsFrom: 'pods', release });
+      expect(derived[0]!.ports.map((p) => p.name)).toStrictEqual(want[release]);
+    });
+  }
+});
