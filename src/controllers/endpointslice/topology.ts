@@ -56,7 +56,7 @@ export function topologyCacheFor(nodes: readonly Node[]): TopologyCache {
   return { cpuRatiosByZone: ratios };
 }
 
-interface Allocation {
+export interface Allocation {
   minimum: number;
   maximum: number;
   desired: number;
@@ -66,6 +66,9 @@ interface Allocation {
 function allocations(cache: TopologyCache, numEndpoints: number): Map<string, Allocation> | string {
   const ratios = cache.cpuRatiosByZone;
   if (ratios === undefined) return 'Insufficient Node information: allocatable CPU or zone not specified on one or more nodes';
+  // Unreachable from topologyCacheFor (SetNodes leaves no ratios for fewer than 2 zones), as
+  // in the controller, which checks it all the same.
+  if (ratios.size < 2) return 'Nodes only ready in one zone';
   if (ratios.size > numEndpoints) return `Insufficient number of endpoints (${numEndpoints} endpoints, ${ratios.size} zones)`;
   let remaining = numEndpoints;
   let minTotal = 0;
@@ -97,7 +100,7 @@ function most(zones: Map<string, number>): [string, number] {
 }
 
 /** getGivingAndReceivingZones. */
-function givingAndReceiving(allocs: Map<string, Allocation>, allocated: Map<string, number>): { giving: Map<string, number>; receiving: Map<string, number> } {
+export function givingAndReceiving(allocs: Map<string, Allocation>, allocated: Map<string, number>): { giving: Map<string, number>; receiving: Map<string, number> } {
   const givingDesired = new Map<string, number>();
   const receivingDesired = new Map<string, number>();
   for (const [zone, a] of allocs) {

@@ -12,9 +12,12 @@ package main
 // sorted by namespace, Service, address type, ports and first address (the controller's own
 // order of creation is its workers' and Go maps').
 //
-// Two things the fake clientset does not do are done here, as the API server would:
+// Three things the fake clientset does not do are done here, as the API server would:
 //   - metadata.generateName: a reactor names each created slice generateName + a counter (the
 //     API server appends 5 random characters; names are not compared);
+//   - metadata.uid and generation: a created slice gets a UID and generation 1, an updated one
+//     the next generation (without them the controller's EndpointSliceTracker cannot see that
+//     its informer is behind its own writes, and now and then creates a slice twice);
 //   - the storage round trip of an empty map: a Service's `selector: {}` is stored as no
 //     selector (protobuf drops an empty map), so the controller never sees an empty selector.
 //
@@ -37,6 +40,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -108,8 +112,29 @@ func runEndpointSliceController(c *cluster, only map[string]bool) ([]*discoveryv
 	var counter atomic.Int64
 	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		slice, ok := action.(k8stesting.CreateAction).GetObject().(*discoveryv1.EndpointSlice)
-		if ok && slice.Name == "" && slice.GenerateName != "" {
-			slice.Name = fmt.Sprintf("%s%05d", slice.GenerateName, counter.Add(1))
+		if !ok {
+			return false, nil, nil
+		}
+		n := counter.Add(1)
+		if slice.Name == "" && slice.GenerateName != "" {
+			slice.Name = fmt.Sprintf("%s%05d", slice.GenerateName, n)
+		}
+		// The API server gives every new object a UID (rest.BeforeCreate) and a new slice
+		// generation 1 (the EndpointSlice strategy's PrepareForCreate). The controller's
+		// EndpointSliceTracker keys slices by UID and compares generations: without them it
+		// cannot tell that its informer has not yet seen the slices it just created, and a
+		// second sync in that window creates them again (duplicate slices).
+		if slice.UID == "" {
+			slice.UID = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n))
+		}
+		slice.Generation = 1
+		return false, nil, nil
+	})
+	// An update that changes a slice raises its generation (PrepareForUpdate); as the
+	// controller's own tests do (reconciler_test.go newClientset), every update counts.
+	client.PrependReactor("update", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if slice, ok := action.(k8stesting.UpdateAction).GetObject().(*discoveryv1.EndpointSlice); ok {
+			slice.Generation++
 		}
 		return false, nil, nil
 	})
@@ -256,7 +281,7 @@ func runEndpointSlices(args []string) (int, error) {
 	for _, s := range slices {
 		s.APIVersion, s.Kind = "discovery.k8s.io/v1", "EndpointSlice"
 		// Bookkeeping of the fake clientset and the controller's clock, not content.
-		s.ResourceVersion = ""
+		s.ResourceVersion, s.UID, s.Generation = "", "", 0
 		delete(s.Annotations, corev1.EndpointsLastChangeTriggerTime)
 		if len(s.Annotations) == 0 {
 			s.Annotations = nil
