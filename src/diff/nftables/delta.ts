@@ -15,9 +15,9 @@
  *      one added; elements of the sets the data plane fills (affinity sets) are never touched;
  *   5. the rules of the new and changed chains, in order;
  *   6. elements that are gone, deleted;
- *   7. what is gone: sets and maps deleted, then chains (the referring ones first, so no
- *      chain is deleted while another stale chain still jumps to it; a deleted chain's rules go
- *      with it), then counters.
+ *   7. what is gone: maps deleted, then chains (the referring ones first, so no chain is
+ *      deleted while another stale chain still jumps to it; a deleted chain's rules go with it),
+ *      then sets (an endpoint chain's rule names its affinity set), then counters.
  *
  * kube-proxy's partial sync (pkg/proxy/nftables/proxier.go syncProxyRules) does the same per
  * Service, but adds+flushes every changed chain, and flushes stale chains in one transaction and
@@ -143,9 +143,11 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
       rewrite.push(c);
     }
   }
-  // Stale chains that name a redeclared set, or are in a reference cycle: flushed now.
+  // Stale chains that name a redeclared set or a stale map (maps are deleted before chains,
+  // their elements may go to them), or are in a reference cycle: flushed now.
+  const staleMaps = new Set([...before.sets.values()].filter((s) => s.kind === 'map' && !after.sets.has(s.name)).map((s) => s.name));
   for (const c of staleChains) {
-    if (cyclic.has(c.name) || [...references(c).sets].some((s) => redeclared.has(s))) tx.flush({ kind: 'chain', name: c.name });
+    if (cyclic.has(c.name) || [...references(c).sets].some((s) => redeclared.has(s) || staleMaps.has(s))) tx.flush({ kind: 'chain', name: c.name });
   }
 
   // 3. sets and maps
@@ -177,8 +179,11 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
   for (const { set, key } of gone) tx.delete({ kind: 'element', container: set.name, key: key.split(' . ') });
 
   // 7. stale sets and maps, chains, counters
-  for (const [name, s] of before.sets) if (!after.sets.has(name)) tx.delete({ kind: s.kind, name, type: s.type });
+  // Maps first (their elements may go to stale chains), sets last (stale chains' rules may
+  // name them: an affinity set and its endpoint chain).
+  for (const name of staleMaps) tx.delete({ kind: 'map', name, type: before.sets.get(name)!.type });
   for (const name of deletionOrder(staleChains)) tx.delete({ kind: 'chain', name });
+  for (const [name, s] of before.sets) if (s.kind === 'set' && !after.sets.has(name)) tx.delete({ kind: 'set', name, type: s.type });
   for (const name of before.counters) if (!after.counters.has(name)) tx.delete({ kind: 'counter', name });
   return tx;
 }
