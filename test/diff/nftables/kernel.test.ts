@@ -250,3 +250,48 @@ describeLab('nftables deltas reproduce the new state on a real kernel', { comman
     });
   });
 });
+
+/**
+ * kube-proxy's own states as the previous state: for each TestSyncProxyRulesRepeated step i,
+ * kube-proxy's expected ruleset of step i-1 (its test's expectation, which still holds chains
+ * kube-proxy has flushed but not yet deleted) is loaded, kpc's delta to step i computed with
+ * `--previous` that dump is applied, and the result must equal kpc's full output of step i loaded
+ * fresh. The delta is never longer than what kube-proxy sent for the step (partial.nft), apart
+ * from the stale chains kpc deletes at once where kube-proxy deletes them a sync later.
+ */
+describeLab('nftables deltas from kube-proxy\'s own states', { commands: ['nft'] }, () => {
+  for (const release of ['v1.34', 'v1.36', 'v1.37']) {
+    it(`TestSyncProxyRulesRepeated ${release}`, { timeout: 600_000 }, async () => {
+      const dir = join(FIXTURES_ROOT, 'kube-proxy', 'nftables', release);
+      const steps = readdirSync(dir).filter((d) => d.startsWith('TestSyncProxyRulesRepeated-')).sort();
+      const { toLoadOrder, commandLines } = await import('../../helpers/nft-kernel.js');
+      let kpcTotal = 0;
+      let kubeProxyTotal = 0;
+      const rows: string[] = [];
+      await withNetnsGroup('nftk', 2, async ([a, fresh]) => {
+        for (let i = 1; i < steps.length; i++) {
+          const prevDump = readFileSync(join(dir, steps[i - 1]!, 'expected.dump'), 'utf8');
+          const args = (parseYaml(readFileSync(join(dir, steps[i]!, 'case.yaml'), 'utf8')) as { args: string[] }).args.slice(1);
+          const full = [...args, '-f', join(dir, steps[i]!, 'input'), '-R'];
+          const delta = await kpc([...full, '--previous', file(prevDump, 'kp.dump')]);
+          await nsExec(a!, ['nft', 'flush', 'ruleset']);
+          await must(nftLoad(a!, toLoadOrder(prevDump)), 'load kube-proxy dump');
+          const r = await nftLoad(a!, delta);
+          expect(r.code, `${steps[i]}: ${r.stderr}\n${delta}`).toBe(0);
+          await nsExec(fresh!, ['nft', 'flush', 'ruleset']);
+          await must(nftLoad(fresh!, await kpc(full)), 'fresh');
+          expect(canonicalListing(await must(nftListTable(a!, 'ip'), 'list')), `${steps[i]}\n${delta}`).toBe(canonicalListing(await must(nftListTable(fresh!, 'ip'), 'list')));
+          const mine = commandLines(delta);
+          const theirs = commandLines(readFileSync(join(dir, steps[i]!, 'partial.nft'), 'utf8'));
+          const deletes = mine.filter((l) => l.startsWith('delete chain ')).length;
+          expect(mine.length - deletes, `${steps[i]}: kpc ${mine.length} lines (${deletes} chain deletions) vs kube-proxy ${theirs.length}\n${delta}`).toBeLessThanOrEqual(theirs.length);
+          kpcTotal += mine.length;
+          kubeProxyTotal += theirs.length;
+          rows.push(`${steps[i]}: kpc ${mine.length}, kube-proxy ${theirs.length}`);
+        }
+      });
+      if (process.env.KPC_DELTA_SIZES) console.log(`${release}\n${rows.join('\n')}\ntotal: kpc ${kpcTotal}, kube-proxy ${kubeProxyTotal}`);
+      expect(kpcTotal).toBeLessThanOrEqual(kubeProxyTotal);
+    });
+  }
+});
