@@ -116,7 +116,7 @@ function endpointsOfChain(c: StateChain): string[] {
 class Ownership {
   readonly chain = new Map<string, string>();
   readonly set = new Map<string, string>();
-  private readonly byIP = new Map<string, string>();
+  private readonly byIP = new Map<string, Set<string>>();
   private readonly byNodePort = new Map<string, string>();
   private readonly byEndpoint = new Map<string, string>();
   readonly endpoints = new Map<string, Set<string>>();
@@ -151,7 +151,7 @@ class Ownership {
         const port = this.ofValue(el);
         if (!port) continue;
         const words = el.key.split(' . ');
-        if (words.length === 3) this.byIP.set(words[0]!, this.byIP.get(words[0]!) ?? port);
+        if (words.length === 3) (this.byIP.get(words[0]!) ?? this.byIP.set(words[0]!, new Set()).get(words[0]!)!).add(port);
         if (words.length === 2 && (s.name === 'service-nodeports' || s.name === 'no-endpoint-nodeports')) this.byNodePort.set(el.key, port);
       }
     }
@@ -179,8 +179,9 @@ class Ownership {
     if (own) return own;
     const words = el.key.split(' . ');
     if (set === 'cluster-ips') {
-      const p = this.byIP.get(el.key);
-      return p?.split(':')[0];
+      // One port: that port's; several: the Service's (`ns/name`).
+      const ports = [...(this.byIP.get(el.key) ?? [])];
+      return ports.length === 1 ? ports[0] : ports.length > 1 ? ports[0]!.split(':')[0] : undefined;
     }
     if (set === 'localhost-nodeport-reject-ports') return this.byNodePort.get(el.key);
     if (set === 'hairpin-connections' && words.length === 4) return this.byEndpoint.get(`${words[0]} . ${words[3]}`);
