@@ -76,4 +76,5 @@ export const nftablesBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
+  traceRules: (ir, options) => emitNftablesText(ir, options),
 };
