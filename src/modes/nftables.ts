@@ -77,4 +77,5 @@ export const nftablesBackend: ModeBackend = {
   readPrevious,
   check,
   traceRules: (ir, options) => emitNftablesText(ir, options),
+  explainRules: (ir) => emitNftablesText(ir, { standalone: false }),
 };
