@@ -237,7 +237,9 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
     if (t === 'update' || t === 'add') {
       c.next();
       const set = c.next().replace(/^@/, '');
-      c.group();
+      // `update @s { ip saddr }` (the canonical form writes a one-element group without braces)
+      if (c.peek() === '{') c.group();
+      else if (!selector(c, branches[0]!.s, ctx)) throw c.error(`unreadable update of @${set}`);
       ctx.notes.add(`${where}: the client's address is recorded in @${set} (ClientIP affinity)`);
       continue;
     }

@@ -102,3 +102,21 @@ describe('the packet-flow check can fail', () => {
 
   it('traced every flow (218 per release)', () => expect(total).toBe(218 * 4));
 });
+
+describe('affinity', () => {
+  it('a ClientIP Service: every endpoint for a new client, and the affinity checks that send a returning one back', async () => {
+    const c = loadCase();
+    const run = await runKpc(['trace', ...c.args, '--to', '172.30.0.45:80', '--from', '10.0.0.2', '-o', 'json']);
+    expect(run.code, run.stderr).toBe(0);
+    const j = JSON.parse(run.stdout);
+    expect(j.endpoints.map((e: { address: string }) => e.address)).toEqual(['10.180.0.3:80']);
+    expect(j.affinity).toEqual([{ name: 'affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80', seconds: 10800, rule: 'service-HVFWP5L3-ns5/svc5/tcp/p80 #1', endpoint: '10.180.0.3:80' }]);
+  });
+});
+
+/** v1.37 TestOverallNFTablesRules: ns5/svc5 has ClientIP affinity (kube-proxy's own fixture). */
+function loadCase(): { args: string[] } {
+  const dir = join(FIXTURES_ROOT, 'kube-proxy', 'nftables', 'v1.37', 'TestOverallNFTablesRules');
+  const args = (parseYaml(readFileSync(join(dir, 'case.yaml'), 'utf8')) as { args: string[] }).args.slice(1);
+  return { args: [...args, '-f', join(dir, 'input'), '-R'] };
+}
