@@ -200,6 +200,20 @@ describeLab('nftables deltas reproduce the new state on a real kernel', { comman
       ],
     },
     {
+      name: 'node-wide changes: release E2 → E4, masquerade bit, nodePortAddresses, localhost NodePorts gate on/off',
+      states: () => {
+        const objs = [...WEB(['a1', 'b1'], { type: 'NodePort', ports: [NP] }), ...API(['a2'], { clientIPAffinitySeconds: 300 })];
+        return [
+          state('v1.34', objs, ['--kube-proxy-version', '1.34']),
+          state('v1.37', objs, ['--kube-proxy-version', '1.37']),
+          state('localhost NodePorts gate on', objs, ['--kube-proxy-version', '1.37', '--feature-gates', 'KubeProxyNFTablesLocalhostNodePorts=true']),
+          state('masqueradeBit 15', objs, ['--kube-proxy-version', '1.37', '--config', file('apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nnftables:\n  masqueradeBit: 15\n', 'config.yaml')]),
+          state('nodeport addresses all', objs, ['--kube-proxy-version', '1.37', '--nodeport-addresses', '0.0.0.0/0']),
+          state('back to v1.36', objs, ['--kube-proxy-version', '1.36']),
+        ];
+      },
+    },
+    {
       name: 'IPv6',
       states: () => [
         state('web6', svc('web6', 'fd00:96::10', ['a1'], { family: 'ipv6' }), ['--ip-family', 'ipv6'], 'ip6'),
