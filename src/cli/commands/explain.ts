@@ -11,6 +11,7 @@ import type { CommandSpec } from '../command-spec.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { explainService, renderExplanation, type ExplainStyle } from '../../explain/index.js';
 import { explainServiceNft } from '../../explain/nftables.js';
+import { explainServiceIpvs, type IpvsRulesText } from '../../explain/ipvs.js';
 import { KUBE_PROXY_TABLE, readTransaction } from '../../lang/nftables/index.js';
 import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
@@ -63,7 +64,9 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   const x =
     backend.mode === 'nftables'
       ? explainServiceNft(compiled.ir, readTransaction(rulesText, compiled.ir.family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE), namespace, name)
-      : explainService(compiled.ir, rulesText, namespace, name);
+      : backend.mode === 'ipvs'
+        ? explainServiceIpvs(compiled.ir, JSON.parse(rulesText) as IpvsRulesText, namespace, name)
+        : explainService(compiled.ir, rulesText, namespace, name);
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;
 }
