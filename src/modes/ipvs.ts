@@ -161,4 +161,10 @@ export const ipvsBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
+  // kpc explain (src/explain/ipvs.ts): ipvs.rules and ipset.rules, as JSON {ipvs, ipset}.
+  explainRules: (ir) => {
+    const files = bundleFiles(ir, { standalone: false });
+    const of = (name: string) => files.find((f) => f.name === name)?.content ?? '';
+    return JSON.stringify({ ipvs: of('ipvs.rules'), ipset: of('ipset.rules') });
+  },
 };

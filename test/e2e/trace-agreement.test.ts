@@ -30,6 +30,10 @@
  * `recent` list in the node, via /proc/<pid>/net/xt_recent of the node's agent; one new
  * connection per client), whose answers must make up exactly the predicted set.
  *
+ * nftables mode: every scenario again with `--proxy-mode nftables` (scenarios.ts forNftables, the
+ * transaction loaded with `nft -f`), traced through that transaction by src/trace/nftables.ts;
+ * for affinity, "forget every client" flushes kube-proxy's affinity sets with `nft flush set`.
+ *
  * It can fail: the last tests compare the same observations with deliberately wrong predictions
  * (traced from another source, or through rules without the affinity checks) and assert that
  * the comparison reports the disagreement.
@@ -46,8 +50,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { canonicalIP, cidrContains, parseCIDR, parseIP } from '../../src/net/ip.js';
 import type { TraceResult } from '../../src/trace/index.js';
 import { runKpc as kpcInProcess } from '../helpers/run-kpc.js';
-import { describeLab, listLabNetns } from '../netns/lab.js';
-import { runScenario, SCENARIOS, scenario, withoutLines, type Probe, type Scenario } from './scenarios.js';
+import { describeLab, listLabNetns, nsExec } from '../netns/lab.js';
+import { forNftables, runScenario, SCENARIOS, scenario, withoutLines, type Probe, type Scenario } from './scenarios.js';
 import {
   createLab,
   EXTERNAL_HOSTS,
@@ -307,18 +311,29 @@ function forgetRecentClients(lab: Lab): string[] {
   return names;
 }
 
+/** nftables mode: empties kube-proxy's affinity sets (named in the loaded rules). */
+async function forgetNftClients(lab: Lab, rules: string): Promise<string[]> {
+  const sets = [...rules.matchAll(/^add set (ip6?) kube-proxy (affinity-\S+)/gm)].map((m) => [m[1]!, m[2]!] as const);
+  for (const [family, name] of sets) {
+    const r = await nsExec(lab.nodeNs, ['nft', 'flush', 'set', family, 'kube-proxy', name]);
+    if (r.code !== 0) throw new Error(`nft flush set ${family} kube-proxy ${name}: ${r.stderr}`);
+  }
+  return sets.map(([, n]) => n);
+}
+
 /** Bounded: ROUNDS × (forget, then one new connection from each client at once). */
-async function firstConnections(lab: Lab, probes: readonly Probe[]): Promise<ProbeResult[][]> {
+async function firstConnections(lab: Lab, probes: readonly Probe[], nftRules?: string): Promise<ProbeResult[][]> {
   const all = probes.map(() => [] as ProbeResult[]);
   for (let round = 0; round < FIRST_CONNECTION_ROUNDS; round++) {
-    const names = forgetRecentClients(lab);
-    if (names.length === 0) throw new Error('no xt_recent list in the node: are the affinity rules loaded?');
+    const names = nftRules !== undefined ? await forgetNftClients(lab, nftRules) : forgetRecentClients(lab);
+    if (names.length === 0) throw new Error('no xt_recent list (or nftables affinity set) in the node: are the affinity rules loaded?');
     const got = await Promise.all(
       probes.map((p) => lab.agents[p.from]!.probe({ proto: p.proto ?? 'tcp', host: p.to, port: p.port, count: 1, timeoutMs: 1500, concurrency: 1 })),
     );
     got.forEach((r, i) => all[i]!.push(...r));
   }
-  forgetRecentClients(lab);
+  if (nftRules !== undefined) await forgetNftClients(lab, nftRules);
+  else forgetRecentClients(lab);
   return all;
 }
 
@@ -369,23 +384,23 @@ describeLab('trace agreement: kpc trace predicts what the kernel did', { command
   };
 
   /** Runs a scenario (compile, load, its own probes) and keeps the raw results. */
-  async function run(sc: Scenario): Promise<ScenarioRun> {
+  async function run(sc: Scenario, mode: 'iptables' | 'nftables' = 'iptables'): Promise<ScenarioRun> {
     const observed: Observed[] = [];
-    const r = await runScenario(need(), sc, workDir, { kpc: kpcInProcess, observe: (probe, results) => observed.push({ probe, results }) });
+    const r = await runScenario(need(), sc, workDir, { kpc: kpcInProcess, mode, observe: (probe, results) => observed.push({ probe, results }) });
     if (r.failedAt === 'compile' || r.failedAt === 'load') {
       anyFailed = true;
       throw new Error(r.report);
     }
     const done = { rulesFile: join(r.dir, 'rules.txt'), rules: r.rules, dir: r.dir, observed, ownProblems: r.problems };
-    runs.set(sc.name, done);
+    if (mode === 'iptables') runs.set(sc.name, done);
     return done;
   }
 
   const runOf = async (name: string) => runs.get(name) ?? (await run(scenario(name)));
 
-  for (const sc of SCENARIOS) {
-    it(`${sc.name}: the traced endpoints, verdicts and sources are what answered`, { timeout: 60_000 }, async () => {
-      const { rulesFile, dir, observed, ownProblems } = await run(sc);
+  for (const [mode, sc] of [...SCENARIOS.map((x) => ['iptables', x] as const), ...SCENARIOS.map((x) => ['nftables', forNftables(x)] as const)]) {
+    it(`${mode === 'nftables' ? 'nftables ' : ''}${sc.name}: the traced endpoints, verdicts and sources are what answered`, { timeout: 60_000 }, async () => {
+      const { rulesFile, dir, observed, ownProblems, rules } = await run(sc, mode);
       const problems: string[] = [];
       const log: string[] = [];
       const stickyProbes: Array<{ probe: Probe; result: TraceResult }> = [];
@@ -399,7 +414,7 @@ describeLab('trace agreement: kpc trace predicts what the kernel did', { command
       }
       if (stickyProbes.length > 0) {
         // The trace's set is for a first connection: compare it with first connections.
-        const got = await firstConnections(need(), stickyProbes.map((s) => s.probe));
+        const got = await firstConnections(need(), stickyProbes.map((s) => s.probe), mode === 'nftables' ? rules : undefined);
         stickyProbes.forEach(({ probe, result }, i) => {
           const c = compare(result, got[i]!, probe.proto ?? 'tcp', { firstConnections: true });
           log.push(`${c.problems.length ? 'DISAGREE' : 'agree   '} ${probeLabel(probe)} first connections ×${got[i]!.length}: ${c.line}`);

@@ -10,6 +10,9 @@ import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { explainService, renderExplanation, type ExplainStyle } from '../../explain/index.js';
+import { explainServiceNft } from '../../explain/nftables.js';
+import { explainServiceIpvs, type IpvsRulesText } from '../../explain/ipvs.js';
+import { KUBE_PROXY_TABLE, readTransaction } from '../../lang/nftables/index.js';
 import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -56,8 +59,14 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   const compiled = compileInput(flags, io.readStdin);
   reportCompiled(io, compiled);
   const backend = backendFor(compiled.settings.mode);
-  if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (explaining nftables rules is issue 17)' : ''}`);
-  const x = explainService(compiled.ir, backend.explainRules(compiled.ir), namespace, name);
+  if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
+  const rulesText = backend.explainRules(compiled.ir);
+  const x =
+    backend.mode === 'nftables'
+      ? explainServiceNft(compiled.ir, readTransaction(rulesText, compiled.ir.family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE), namespace, name)
+      : backend.mode === 'ipvs'
+        ? explainServiceIpvs(compiled.ir, JSON.parse(rulesText) as IpvsRulesText, namespace, name)
+        : explainService(compiled.ir, rulesText, namespace, name);
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;
 }

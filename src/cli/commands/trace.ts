@@ -12,6 +12,8 @@ import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
 import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { traceNftState } from '../../trace/nftables.js';
+import { KUBE_PROXY_TABLE, readNftState } from '../../lang/nftables/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -51,6 +53,16 @@ export function parseDestination(text: string): { ip: string; port: number; prot
   const proto = (m[4] ?? 'tcp').toLowerCase();
   if (proto !== 'tcp' && proto !== 'udp' && proto !== 'sctp') throw usageError(`--to: protocol "${m[4]}" is not tcp, udp or sctp`);
   return { ip: canonicalIP(ipText)!, port, protocol: proto };
+}
+
+/** nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's. */
+function isNftText(text: string): boolean {
+  for (const raw of text.split('\n')) {
+    const l = raw.trim();
+    if (l === '' || l.startsWith('#')) continue;
+    return /^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{');
+  }
+  return false;
 }
 
 function readRulesFile(path: string, io: Io): string {
@@ -107,15 +119,13 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
     reportCompiled(io, compiled);
     const backend = backendFor(compiled.settings.mode);
-    if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (tracing nftables rules is issue 17)' : ''}`);
+    if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
     rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false });
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 
   let result: TraceResult;
   try {
-    const rules = readRules(rulesText);
-    if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
     const packet: PacketSpec = {
       destination: dest.ip,
       port: dest.port,
@@ -123,7 +133,14 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       ...(flags.from !== undefined ? { source: flags.from } : {}),
       ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
     };
-    result = traceRuleSet(rules, packet, { ips: nodeIPs });
+    if (isNftText(rulesText)) {
+      // nftables: kpc's transaction, or a node's nft list table / ruleset (text or -j JSON)
+      result = traceNftState(readNftState(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE).state, packet, { ips: nodeIPs });
+    } else {
+      const rules = readRules(rulesText);
+      if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
+      result = traceRuleSet(rules, packet, { ips: nodeIPs });
+    }
   } catch (e) {
     if (isKpcError(e, 'previous.unreadable')) {
       if (flags.rules !== undefined) throw e.inFile(flags.rules, '--rules');

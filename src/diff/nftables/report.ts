@@ -1,0 +1,301 @@
+/**
+ * `kpc diff` in nftables mode: what changed between two states of kube-proxy's table, grouped
+ * by Service port — map and set elements added and removed, chains added, removed and changed
+ * (with their rules), endpoints added and removed. The shape of the iptables report
+ * (src/diff/iptables/report.ts: the same fields, the same human view and exit codes), plus
+ * `elementsAdded` / `elementsRemoved`.
+ *
+ * Which Service port an object belongs to is read from the state itself, so a node's
+ * `nft list table` works as well as kpc's output:
+ *   - a per-service chain or affinity set by its name (`service-HASH-ns/name/proto/port`,
+ *     `endpoint-HASH-ns/name/proto/port__IP/PORT`, kube-proxy's servicePortChainNameBase);
+ *   - a map element by the chain its verdict goes to, or by its comment (`ns/name:port`, the
+ *     no-endpoint maps), or by its key (a ClusterIP in cluster-ips, a node port in
+ *     localhost-nodeport-reject-ports, an endpoint in hairpin-connections) through the other
+ *     elements and rules of the same state.
+ * What belongs to no Service port (the fixed chains, node port IPs) is reported under "node".
+ */
+
+import { editScript } from '../sequence.js';
+import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement } from '../../lang/nftables/index.js';
+import { NO_PAINT, type Paint } from '../iptables/report.js';
+
+export interface RuleRef {
+  table: string;
+  chain: string;
+  rule: string;
+}
+
+export interface ElementRef {
+  /** The set or map. */
+  set: string;
+  /** `KEY [comment "C"] [: VALUE]`, as nft writes it. */
+  element: string;
+}
+
+export interface ChainChange {
+  chain: string;
+  rulesAdded: string[];
+  rulesRemoved: string[];
+}
+
+export interface PortChange {
+  /** `ns/name:port`, or `node` for what belongs to no Service port. */
+  servicePort: string;
+  chainsAdded: string[];
+  chainsRemoved: string[];
+  chainsChanged: ChainChange[];
+  rulesAdded: RuleRef[];
+  rulesRemoved: RuleRef[];
+  endpointsAdded: string[];
+  endpointsRemoved: string[];
+  elementsAdded: ElementRef[];
+  elementsRemoved: ElementRef[];
+}
+
+export interface NftDiffReport {
+  changed: boolean;
+  servicePorts: PortChange[];
+}
+
+// kube-proxy's per-service object names: PREFIX-HASH8-ns/name/proto/port[__IP/PORT]
+const OBJECT_NAME = /^(?:service|local|external|firewall|endpoint|affinity)-[A-Z2-7]{8}-([a-z0-9][-a-z0-9.]*)\/([a-z0-9][-a-z0-9.]*)\/(tcp|udp|sctp)\/([^_/]*?)(?:__(.+))?$/;
+
+/** The Service port (`ns/name:port`) a kube-proxy chain or set name belongs to. */
+export function servicePortOfName(name: string): string | undefined {
+  const m = OBJECT_NAME.exec(name);
+  if (!m) return undefined;
+  return m[4] === '' ? `${m[1]}/${m[2]}` : `${m[1]}/${m[2]}:${m[4]}`;
+}
+
+const SPN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/;
+
+function elementText(el: StateElement): string {
+  return `${el.key}${el.comment !== undefined ? ` comment "${el.comment}"` : ''}${el.value !== '' ? ` : ${el.value}` : ''}`;
+}
+
+/** The chain a verdict (`goto X`, `jump X`) names. */
+function verdictChain(value: string): string | undefined {
+  const m = /^(?:goto|jump)\s+(\S+)$/.exec(value);
+  return m?.[1];
+}
+
+/** Endpoints (`IP:PORT`, `[IPv6]:PORT`) a chain's rules DNAT to. */
+function endpointsOfChain(c: StateChain): string[] {
+  const out: string[] = [];
+  const fmt = (ip: string, port: string) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+  for (const r of c.rules) {
+    const toks = ruleTokens(r.key);
+    const i = toks.indexOf('dnat');
+    if (i < 0) continue;
+    const to = toks.indexOf('to', i);
+    if (to < 0) continue;
+    if (toks[to + 1] === 'numgen') {
+      // numgen random mod N map { 0 : IP . PORT, 1 : … }
+      const open = toks.indexOf('{', to);
+      const close = toks.indexOf('}', open);
+      const inner = toks.slice(open + 1, close);
+      const parts: string[][] = [[]];
+      for (const t of inner) {
+        if (t === ',') parts.push([]);
+        else parts[parts.length - 1]!.push(t);
+      }
+      for (const p of parts) {
+        // [index, ':', IP, '.', PORT]
+        if (p.length === 5 && p[1] === ':' && p[3] === '.') out.push(fmt(p[2]!, p[4]!));
+      }
+    } else {
+      const t = toks[to + 1];
+      if (t) out.push(t);
+    }
+  }
+  return out;
+}
+
+/** Who owns what in one state. */
+class Ownership {
+  readonly chain = new Map<string, string>();
+  readonly set = new Map<string, string>();
+  private readonly byIP = new Map<string, Set<string>>();
+  private readonly byNodePort = new Map<string, string>();
+  private readonly byEndpoint = new Map<string, string>();
+  readonly endpoints = new Map<string, Set<string>>();
+
+  constructor(readonly state: NftState) {
+    for (const name of state.chains.keys()) {
+      const p = servicePortOfName(name);
+      if (p) this.chain.set(name, p);
+    }
+    for (const name of state.sets.keys()) {
+      const p = servicePortOfName(name);
+      if (p) this.set.set(name, p);
+    }
+    // Chains reached from an owned chain belong to the same port (truncated names).
+    const queue = [...this.chain.entries()];
+    while (queue.length > 0) {
+      const [name, port] = queue.pop()!;
+      for (const r of state.chains.get(name)?.rules ?? []) {
+        const toks = ruleTokens(r.key);
+        toks.forEach((t, i) => {
+          const target = toks[i + 1];
+          if ((t === 'goto' || t === 'jump') && target && state.chains.has(target) && !this.chain.has(target)) {
+            this.chain.set(target, port);
+            queue.push([target, port]);
+          }
+        });
+      }
+    }
+    for (const s of state.sets.values()) {
+      if (s.kind !== 'map') continue;
+      for (const el of s.elements.values()) {
+        const port = this.ofValue(el);
+        if (!port) continue;
+        const words = el.key.split(' . ');
+        if (words.length === 3) (this.byIP.get(words[0]!) ?? this.byIP.set(words[0]!, new Set()).get(words[0]!)!).add(port);
+        if (words.length === 2 && (s.name === 'service-nodeports' || s.name === 'no-endpoint-nodeports')) this.byNodePort.set(el.key, port);
+      }
+    }
+    for (const [name, c] of state.chains) {
+      const port = this.chain.get(name);
+      if (!port) continue;
+      for (const ep of endpointsOfChain(c)) {
+        (this.endpoints.get(port) ?? this.endpoints.set(port, new Set()).get(port)!).add(ep);
+        const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(ep);
+        if (m) this.byEndpoint.set(`${m[1]} . ${m[2]}`, port);
+      }
+    }
+  }
+
+  private ofValue(el: StateElement): string | undefined {
+    const chain = verdictChain(el.value);
+    if (chain && this.chain.has(chain)) return this.chain.get(chain);
+    if (el.comment !== undefined && SPN.test(el.comment)) return el.comment;
+    return undefined;
+  }
+
+  /** The port of an element of set/map `set`, if any. */
+  ofElement(set: string, el: StateElement): string | undefined {
+    const own = this.ofValue(el);
+    if (own) return own;
+    const words = el.key.split(' . ');
+    if (set === 'cluster-ips') {
+      // One port: that port's; several: the Service's (`ns/name`).
+      const ports = [...(this.byIP.get(el.key) ?? [])];
+      return ports.length === 1 ? ports[0] : ports.length > 1 ? ports[0]!.split(':')[0] : undefined;
+    }
+    if (set === 'localhost-nodeport-reject-ports') return this.byNodePort.get(el.key);
+    if (set === 'hairpin-connections' && words.length === 4) return this.byEndpoint.get(`${words[0]} . ${words[3]}`);
+    return undefined;
+  }
+}
+
+function portChange(map: Map<string, PortChange>, port: string): PortChange {
+  let c = map.get(port);
+  if (!c) {
+    c = { servicePort: port, chainsAdded: [], chainsRemoved: [], chainsChanged: [], rulesAdded: [], rulesRemoved: [], endpointsAdded: [], endpointsRemoved: [], elementsAdded: [], elementsRemoved: [] };
+    map.set(port, c);
+  }
+  return c;
+}
+
+function ruleDiff(before: StateChain, after: StateChain): { added: string[]; removed: string[] } {
+  const show = (r: { text: string; comment?: string }) => (r.comment !== undefined ? `${r.text} comment "${r.comment}"` : r.text);
+  const script = editScript(before.rules.map((r) => `${r.key}\u0000${r.comment ?? ''}`), after.rules.map((r) => `${r.key}\u0000${r.comment ?? ''}`)) ?? [];
+  const added: string[] = [];
+  const removed: string[] = [];
+  for (const e of script) {
+    if (e.op === 'insert') added.push(show(after.rules[e.newIndex]!));
+    else if (e.op === 'delete') removed.push(show(before.rules[e.oldIndex]!));
+  }
+  return { added, removed };
+}
+
+export function diffNftStates(before: NftState, after: NftState): NftDiffReport {
+  const ob = new Ownership(before);
+  const oa = new Ownership(after);
+  const ports = new Map<string, PortChange>();
+  const chainPort = (name: string) => oa.chain.get(name) ?? ob.chain.get(name) ?? 'node';
+
+  for (const name of [...new Set([...before.chains.keys(), ...after.chains.keys()])].sort()) {
+    const prev = before.chains.get(name);
+    const next = after.chains.get(name);
+    if (prev && next && sameRules(prev, next) && JSON.stringify(prev.base) === JSON.stringify(next.base)) continue;
+    const port = chainPort(name);
+    if (!prev) portChange(ports, port).chainsAdded.push(name);
+    else if (!next) portChange(ports, port).chainsRemoved.push(name);
+    else {
+      const { added, removed } = ruleDiff(prev, next);
+      portChange(ports, port).chainsChanged.push({ chain: name, rulesAdded: added, rulesRemoved: removed });
+    }
+  }
+
+  for (const name of [...new Set([...before.sets.keys(), ...after.sets.keys()])].sort()) {
+    const prev = before.sets.get(name);
+    const next = after.sets.get(name);
+    const own = oa.set.get(name) ?? ob.set.get(name);
+    if (!prev || !next) {
+      // A per-endpoint affinity set appears or goes with its endpoint chain; a fixed map with its feature.
+      const list = !prev ? portChange(ports, own ?? 'node').elementsAdded : portChange(ports, own ?? 'node').elementsRemoved;
+      list.push({ set: name, element: `(${(prev ?? next)!.kind} ${!prev ? 'added' : 'removed'})` });
+      if (!(prev ?? next)!.elements.size || isDynamicSet((prev ?? next)!)) continue;
+    }
+    if ((prev && isDynamicSet(prev)) || (next && isDynamicSet(next))) continue;
+    const pe = prev?.elements ?? new Map<string, StateElement>();
+    const ne = next?.elements ?? new Map<string, StateElement>();
+    for (const [key, el] of ne) {
+      const was = pe.get(key);
+      if (was && sameElement(was, el)) continue;
+      if (was) portChange(ports, ob.ofElement(name, was) ?? oa.ofElement(name, was) ?? 'node').elementsRemoved.push({ set: name, element: elementText(was) });
+      portChange(ports, oa.ofElement(name, el) ?? ob.ofElement(name, el) ?? 'node').elementsAdded.push({ set: name, element: elementText(el) });
+    }
+    for (const [key, el] of pe) {
+      if (ne.has(key)) continue;
+      portChange(ports, ob.ofElement(name, el) ?? oa.ofElement(name, el) ?? 'node').elementsRemoved.push({ set: name, element: elementText(el) });
+    }
+  }
+
+  for (const port of new Set([...ob.endpoints.keys(), ...oa.endpoints.keys()])) {
+    const was = ob.endpoints.get(port) ?? new Set<string>();
+    const is = oa.endpoints.get(port) ?? new Set<string>();
+    const added = [...is].filter((e) => !was.has(e)).sort();
+    const removed = [...was].filter((e) => !is.has(e)).sort();
+    if (added.length + removed.length === 0) continue;
+    const c = portChange(ports, port);
+    c.endpointsAdded.push(...added);
+    c.endpointsRemoved.push(...removed);
+  }
+  for (const name of [...new Set([...before.counters, ...after.counters])].sort()) {
+    if (before.counters.has(name) === after.counters.has(name)) continue;
+    (after.counters.has(name) ? portChange(ports, 'node').elementsAdded : portChange(ports, 'node').elementsRemoved).push({ set: name, element: '(counter)' });
+  }
+  if (before.exists !== after.exists) portChange(ports, 'node')[after.exists ? 'chainsAdded' : 'chainsRemoved'].unshift(`(table ${after.family} ${after.table})`);
+
+  const servicePorts = [...ports.values()].sort((x, y) => (x.servicePort === 'node' ? 1 : y.servicePort === 'node' ? -1 : x.servicePort < y.servicePort ? -1 : 1));
+  return { changed: servicePorts.length > 0, servicePorts };
+}
+
+/** The human view: one block per Service port. */
+export function renderNftReport(report: NftDiffReport, paint: Paint = NO_PAINT): string {
+  if (!report.changed) return 'no differences\n';
+  let out = '';
+  for (const c of report.servicePorts) {
+    out += `${paint.heading(c.servicePort === 'node' ? 'node-wide objects' : c.servicePort)}\n`;
+    for (const e of c.endpointsAdded) out += paint.added(`  + endpoint ${e}`) + '\n';
+    for (const e of c.endpointsRemoved) out += paint.removed(`  - endpoint ${e}`) + '\n';
+    for (const e of c.elementsAdded) out += paint.added(`  + element ${e.set} { ${e.element} }`) + '\n';
+    for (const e of c.elementsRemoved) out += paint.removed(`  - element ${e.set} { ${e.element} }`) + '\n';
+    for (const ch of c.chainsAdded) out += paint.added(`  + chain ${ch}`) + '\n';
+    for (const ch of c.chainsRemoved) out += paint.removed(`  - chain ${ch}`) + '\n';
+    for (const ch of c.chainsChanged) {
+      out += paint.changed(`  ~ chain ${ch.chain}`) + '\n';
+      for (const r of ch.rulesRemoved) out += paint.removed(`      - ${r}`) + '\n';
+      for (const r of ch.rulesAdded) out += paint.added(`      + ${r}`) + '\n';
+    }
+  }
+  return out;
+}
+
+/** `-o json`: stable keys, no colour. */
+export function nftReportJSON(report: NftDiffReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
