@@ -75,8 +75,11 @@ export interface ValidationVerdict {
 function kpcMessages(stderr: string): string[] {
   const out: string[] = [];
   for (const line of stderr.split('\n')) {
-    // `FILE:L:C: [Kind ns/name: ]field: message`: in a file of several objects kpc names the object.
-    const m = /^[^:]+:\d+:\d+: (?:[A-Z][A-Za-z]+ [^\s:]+: )?(.*)$/.exec(line);
+    // `FILE:L:C: [Kind ns/name: ]field: message`: in a file of several objects kpc names the
+    // object; a namespace or name outside [A-Za-z0-9._-] is written as a JSON string
+    // (src/parser/load.ts objectLabel), e.g. `EndpointSlice "Not Valid"/web-abc12: `.
+    const part = '(?:"(?:[^"\\\\]|\\\\.)*"|[A-Za-z0-9._-]+)';
+    const m = new RegExp(`^[^:]+:\\d+:\\d+: (?:[A-Z][A-Za-z]+ (?:${part}/)?${part}: )?(.*)$`).exec(line);
     if (m && !m[1]!.startsWith('warning')) out.push(m[1]!);
   }
   return out.sort();
