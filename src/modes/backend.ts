@@ -13,7 +13,7 @@
  */
 
 import type { BundleFile } from '../emit/ipvs/index.js';
-import type { Paint } from '../diff/iptables/report.js';
+import type { Paint } from '../diff/port-report.js';
 import type { ProxyIR } from '../ir/model.js';
 
 export type ProxyMode = 'iptables' | 'ipvs' | 'nftables';

@@ -4,7 +4,7 @@
  */
 
 import { Chalk } from 'chalk';
-import type { Paint } from '../../diff/iptables/report.js';
+import type { Paint } from '../../diff/port-report.js';
 import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { backendFor, PROXY_MODES } from '../../modes/index.js';

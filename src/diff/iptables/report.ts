@@ -10,32 +10,10 @@
  * KUBE-FORWARD, ...) is reported under "node".
  */
 
+import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
-export interface RuleRef {
-  table: string;
-  chain: string;
-  rule: string;
-}
-
-export interface ChainChange {
-  /** `table/chain` */
-  chain: string;
-  rulesAdded: string[];
-  rulesRemoved: string[];
-}
-
-export interface PortChange {
-  /** `ns/name:port`, or `node` for what belongs to no Service port. */
-  servicePort: string;
-  chainsAdded: string[];
-  chainsRemoved: string[];
-  chainsChanged: ChainChange[];
-  rulesAdded: RuleRef[];
-  rulesRemoved: RuleRef[];
-  endpointsAdded: string[];
-  endpointsRemoved: string[];
-}
+export type { ChainChange, PortChange, RuleRef } from '../port-report.js';
 
 export interface DiffReport {
   changed: boolean;
@@ -146,29 +124,11 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
 
   const epBefore = endpointsOf(before.get('nat') ?? new Map(), ownBefore, 'nat');
   const epAfter = endpointsOf(after.get('nat') ?? new Map(), ownAfter, 'nat');
-  for (const port of new Set([...epBefore.keys(), ...epAfter.keys()])) {
-    const was = epBefore.get(port) ?? new Set<string>();
-    const is = epAfter.get(port) ?? new Set<string>();
-    const added = [...is].filter((e) => !was.has(e)).sort();
-    const removed = [...was].filter((e) => !is.has(e)).sort();
-    if (added.length + removed.length === 0) continue;
-    const c = portChange(ports, port);
-    c.endpointsAdded.push(...added);
-    c.endpointsRemoved.push(...removed);
-  }
+  addEndpointChanges(epBefore, epAfter, (port) => portChange(ports, port));
 
-  const servicePorts = [...ports.values()].sort((x, y) => (x.servicePort === 'node' ? 1 : y.servicePort === 'node' ? -1 : x.servicePort < y.servicePort ? -1 : 1));
+  const servicePorts = sortServicePorts(ports.values());
   return { changed: servicePorts.length > 0, servicePorts };
 }
-
-export interface Paint {
-  added(s: string): string;
-  removed(s: string): string;
-  changed(s: string): string;
-  heading(s: string): string;
-}
-
-export const NO_PAINT: Paint = { added: (s) => s, removed: (s) => s, changed: (s) => s, heading: (s) => s };
 
 /** The human view: one block per Service port. */
 export function renderReport(report: DiffReport, paint: Paint = NO_PAINT): string {
@@ -176,15 +136,8 @@ export function renderReport(report: DiffReport, paint: Paint = NO_PAINT): strin
   let out = '';
   for (const c of report.servicePorts) {
     out += `${paint.heading(c.servicePort === 'node' ? 'node-wide chains' : c.servicePort)}\n`;
-    for (const e of c.endpointsAdded) out += paint.added(`  + endpoint ${e}`) + '\n';
-    for (const e of c.endpointsRemoved) out += paint.removed(`  - endpoint ${e}`) + '\n';
-    for (const ch of c.chainsAdded) out += paint.added(`  + chain ${ch}`) + '\n';
-    for (const ch of c.chainsRemoved) out += paint.removed(`  - chain ${ch}`) + '\n';
-    for (const ch of c.chainsChanged) {
-      out += paint.changed(`  ~ chain ${ch.chain}`) + '\n';
-      for (const r of ch.rulesRemoved) out += paint.removed(`      - ${r}`) + '\n';
-      for (const r of ch.rulesAdded) out += paint.added(`      + ${r}`) + '\n';
-    }
+    out += endpointLines(c, paint);
+    out += chainLines(c, paint);
     for (const r of c.rulesRemoved) out += paint.removed(`  - rule ${r.table}/${r.chain}: ${r.rule}`) + '\n';
     for (const r of c.rulesAdded) out += paint.added(`  + rule ${r.table}/${r.chain}: ${r.rule}`) + '\n';
   }
@@ -193,5 +146,5 @@ export function renderReport(report: DiffReport, paint: Paint = NO_PAINT): strin
 
 /** `-o json`: stable keys, no colour. */
 export function reportJSON(report: DiffReport): string {
-  return `${JSON.stringify(report, null, 2)}\n`;
+  return portReportJSON(report);
 }

@@ -24,8 +24,8 @@ import { isIpvsModeChain } from './chains.js';
 import { legacySetNames, ownedVirtualServer } from './delta.js';
 import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
-import type { Paint } from '../iptables/report.js';
-import { NO_PAINT } from '../iptables/report.js';
+import type { Paint } from '../port-report.js';
+import { NO_PAINT } from '../port-report.js';
 
 export interface RealServerRef {
   virtualServer: string;

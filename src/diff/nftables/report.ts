@@ -18,13 +18,7 @@
 
 import { editScript } from '../sequence.js';
 import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement } from '../../lang/nftables/index.js';
-import { NO_PAINT, type Paint } from '../iptables/report.js';
-
-export interface RuleRef {
-  table: string;
-  chain: string;
-  rule: string;
-}
+import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 
 export interface ElementRef {
   /** The set or map. */
@@ -33,29 +27,15 @@ export interface ElementRef {
   element: string;
 }
 
-export interface ChainChange {
-  chain: string;
-  rulesAdded: string[];
-  rulesRemoved: string[];
-}
-
-export interface PortChange {
-  /** `ns/name:port`, or `node` for what belongs to no Service port. */
-  servicePort: string;
-  chainsAdded: string[];
-  chainsRemoved: string[];
-  chainsChanged: ChainChange[];
-  rulesAdded: RuleRef[];
-  rulesRemoved: RuleRef[];
-  endpointsAdded: string[];
-  endpointsRemoved: string[];
+/** A Service port's changes, with the map and set elements nftables mode adds to them. */
+export interface NftPortChange extends PortChange {
   elementsAdded: ElementRef[];
   elementsRemoved: ElementRef[];
 }
 
 export interface NftDiffReport {
   changed: boolean;
-  servicePorts: PortChange[];
+  servicePorts: NftPortChange[];
 }
 
 // kube-proxy's per-service object names: PREFIX-HASH8-ns/name/proto/port[__IP/PORT]
@@ -189,7 +169,7 @@ class Ownership {
   }
 }
 
-function portChange(map: Map<string, PortChange>, port: string): PortChange {
+function portChange(map: Map<string, NftPortChange>, port: string): NftPortChange {
   let c = map.get(port);
   if (!c) {
     c = { servicePort: port, chainsAdded: [], chainsRemoved: [], chainsChanged: [], rulesAdded: [], rulesRemoved: [], endpointsAdded: [], endpointsRemoved: [], elementsAdded: [], elementsRemoved: [] };
@@ -213,7 +193,7 @@ function ruleDiff(before: StateChain, after: StateChain): { added: string[]; rem
 export function diffNftStates(before: NftState, after: NftState): NftDiffReport {
   const ob = new Ownership(before);
   const oa = new Ownership(after);
-  const ports = new Map<string, PortChange>();
+  const ports = new Map<string, NftPortChange>();
   const chainPort = (name: string) => oa.chain.get(name) ?? ob.chain.get(name) ?? 'node';
 
   for (const name of [...new Set([...before.chains.keys(), ...after.chains.keys()])].sort()) {
@@ -254,23 +234,14 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
     }
   }
 
-  for (const port of new Set([...ob.endpoints.keys(), ...oa.endpoints.keys()])) {
-    const was = ob.endpoints.get(port) ?? new Set<string>();
-    const is = oa.endpoints.get(port) ?? new Set<string>();
-    const added = [...is].filter((e) => !was.has(e)).sort();
-    const removed = [...was].filter((e) => !is.has(e)).sort();
-    if (added.length + removed.length === 0) continue;
-    const c = portChange(ports, port);
-    c.endpointsAdded.push(...added);
-    c.endpointsRemoved.push(...removed);
-  }
+  addEndpointChanges(ob.endpoints, oa.endpoints, (port) => portChange(ports, port));
   for (const name of [...new Set([...before.counters, ...after.counters])].sort()) {
     if (before.counters.has(name) === after.counters.has(name)) continue;
     (after.counters.has(name) ? portChange(ports, 'node').elementsAdded : portChange(ports, 'node').elementsRemoved).push({ set: name, element: '(counter)' });
   }
   if (before.exists !== after.exists) portChange(ports, 'node')[after.exists ? 'chainsAdded' : 'chainsRemoved'].unshift(`(table ${after.family} ${after.table})`);
 
-  const servicePorts = [...ports.values()].sort((x, y) => (x.servicePort === 'node' ? 1 : y.servicePort === 'node' ? -1 : x.servicePort < y.servicePort ? -1 : 1));
+  const servicePorts = sortServicePorts(ports.values());
   return { changed: servicePorts.length > 0, servicePorts };
 }
 
@@ -280,22 +251,15 @@ export function renderNftReport(report: NftDiffReport, paint: Paint = NO_PAINT):
   let out = '';
   for (const c of report.servicePorts) {
     out += `${paint.heading(c.servicePort === 'node' ? 'node-wide objects' : c.servicePort)}\n`;
-    for (const e of c.endpointsAdded) out += paint.added(`  + endpoint ${e}`) + '\n';
-    for (const e of c.endpointsRemoved) out += paint.removed(`  - endpoint ${e}`) + '\n';
+    out += endpointLines(c, paint);
     for (const e of c.elementsAdded) out += paint.added(`  + element ${e.set} { ${e.element} }`) + '\n';
     for (const e of c.elementsRemoved) out += paint.removed(`  - element ${e.set} { ${e.element} }`) + '\n';
-    for (const ch of c.chainsAdded) out += paint.added(`  + chain ${ch}`) + '\n';
-    for (const ch of c.chainsRemoved) out += paint.removed(`  - chain ${ch}`) + '\n';
-    for (const ch of c.chainsChanged) {
-      out += paint.changed(`  ~ chain ${ch.chain}`) + '\n';
-      for (const r of ch.rulesRemoved) out += paint.removed(`      - ${r}`) + '\n';
-      for (const r of ch.rulesAdded) out += paint.added(`      + ${r}`) + '\n';
-    }
+    out += chainLines(c, paint);
   }
   return out;
 }
 
 /** `-o json`: stable keys, no colour. */
 export function nftReportJSON(report: NftDiffReport): string {
-  return `${JSON.stringify(report, null, 2)}\n`;
+  return reportJSON(report);
 }
