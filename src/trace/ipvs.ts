@@ -7,6 +7,7 @@
  *     hash:ip,port, hash:ip,port,ip, hash:ip,port,net, hash:net, bitmap:port), the packet's
  *     source/destination picked per FLAGS (src,dst,...) as the kernel does;
  *   - `-m ipvs --vaddr/--vport/--vproto/--ipvs` is true after the IPVS stage for its virtual server;
+ *   - `-m physdev --physdev-is-in` is false (the packet is taken as not bridged; a note says so);
  *   - the built-in chains' assumed jumps are IPVS mode's (proxier.go iptablesJumpChain);
  *   - the kube-ipvs0 addresses are the node's own (addrtype LOCAL: the kernel routes them locally).
  * The IPVS stage sits where the kernel has it: LOCAL_IN after filter INPUT (from the network),
@@ -171,6 +172,8 @@ function ipvsMatch(text: string, p: PacketView): boolean | undefined {
   return true;
 }
 
+const PHYSDEV_NOTE = "-m physdev --physdev-is-in: the packet is taken as not arriving through a bridge port";
+
 const PROTO: Record<Protocol, 'TCP' | 'UDP' | 'SCTP'> = { tcp: 'TCP', udp: 'UDP', sctp: 'SCTP' };
 
 function hostPort(ip: string, port: number): string {
@@ -209,6 +212,13 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
     localIPs: local,
     match(m, p) {
       if (m.module === 'ipvs') return ipvsMatch(m.text, p);
+      if (m.module === 'physdev') {
+        // kube-proxy's `! --physdev-is-in`: the packet did not come in through a bridge port.
+        const o = optionsOf(m.text);
+        if (o.length !== 1 || o[0]!.name !== 'physdev-is-in') return undefined;
+        if (!notes.includes(PHYSDEV_NOTE)) notes.push(PHYSDEV_NOTE);
+        return o[0]!.negated;
+      }
       if (m.module !== 'set') return undefined;
       const o = optionsOf(m.text);
       const ms = o.find((x) => x.name === 'match-set' || x.name === 'set');
