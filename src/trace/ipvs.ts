@@ -262,3 +262,11 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
   for (const n of notes) if (!result.notes.includes(n)) result.notes.push(n);
   return stage ? { ...result, ipvs: stage } : result;
 }
+
+/** The IPVS stage in the text view (after renderTrace's lines). */
+export function renderIpvsStage(stage: IpvsStage): string {
+  const head = `ipvs: virtual server ${stage.virtualServer}, scheduler ${stage.scheduler}${stage.persistence !== undefined ? `, persistence ${stage.persistence}s (a returning client goes to the same real server)` : ''}`;
+  if (stage.realServers.length === 0) return `${head}: no real servers (REJECT)\n`;
+  const lines = stage.realServers.map((r) => `  ${r.address.padEnd(22)} weight ${r.weight}${r.weight === 0 ? ' (no new connections)' : ''}  ${Math.round(r.probability * 1000) / 10}%`);
+  return [head, ...lines].join('\n') + '\n';
+}

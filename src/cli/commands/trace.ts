@@ -13,7 +13,7 @@ import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
 import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
 import { traceNftState } from '../../trace/nftables.js';
-import { traceIpvsBundle } from '../../trace/ipvs.js';
+import { renderIpvsStage, traceIpvsBundle, type IpvsTraceResult } from '../../trace/ipvs.js';
 import { extractInlineBundle, readBundleTexts } from '../../diff/ipvs/index.js';
 import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
 import { KUBE_PROXY_TABLE, readNftState } from '../../lang/nftables/index.js';
@@ -168,7 +168,8 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     }
     throw e;
   }
-  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io))]);
+  const stage = (result as IpvsTraceResult).ipvs;
+  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io)) + (stage ? '\n' + renderIpvsStage(stage) : '')]);
   return EXIT.ok;
 }
 
