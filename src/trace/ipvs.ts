@@ -248,7 +248,6 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
       if (!stage) {
         stage = { virtualServer: vs.key, scheduler: vs.scheduler, ...(vs.persistence !== undefined ? { persistence: vs.persistence } : {}), realServers: shares, ...(outcomes[0]!.verdict ? { verdict: 'REJECT' as const } : {}), reached: 0 };
       }
-      stage.reached = round(stage.reached + 1);
       return { name: vs.key, outcomes };
     },
   });

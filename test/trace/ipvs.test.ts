@@ -238,6 +238,31 @@ describe('kpc trace --proxy-mode ipvs (CLI)', () => {
     expect(a.ipvs.realServers.map((s: { address: string }) => s.address)).toEqual(['10.180.0.1:80', '10.180.1.1:80']);
   });
 
+  // kpc's inline apply.sh (compile without -o) and the --standalone form read the same.
+  it('--rules with kpc\'s inline apply.sh, and --standalone, trace the same', async () => {
+    const script = await runKpc(['compile', ...argv]);
+    expect(script.code, script.stderr).toBe(0);
+    const node = ['--to', '100.101.102.103:3001', '--from', '203.0.113.9', '-o', 'json'];
+    const viaScript = JSON.parse((await runTraceCli(['trace', '--rules', '-', '--node-ip', '100.101.102.103', ...node], { stdin: script.stdout })).stdout);
+    const standalone = JSON.parse((await runTraceCli(['trace', ...argv, '--standalone', ...node])).stdout);
+    // Hand-derived (ETP Local node port, see above): 10.180.0.1:80 only, not masqueraded.
+    for (const r of [viaScript, standalone]) {
+      expect(r.verdict).toBe('ACCEPT');
+      expect(r.endpoints).toEqual([{ address: '10.180.0.1:80', probability: 1, masquerade: false }]);
+    }
+  });
+
+  // TestIPv6Proxier-1-two-services: -A -t [1002:ab8::2:1]:8080 → [1009:ab8::5:6]:8080 -w 1; the
+  // KUBE-6-* sets hold it, so the IPv6 rules accept it.
+  it('IPv6: KUBE-6- sets and [addr]:port virtual servers', async () => {
+    const r = trace('TestIPv6Proxier-1-two-services', { source: 'fd00:10:244::7', destination: '1002:ab8::2:1', port: 8080 });
+    expect(r.verdict).toBe('ACCEPT');
+    expect(eps(r)).toEqual([['[1009:ab8::5:6]:8080', 1, false]]);
+    expect(r.ipvs?.virtualServer).toBe('[1002:ab8::2:1]:8080/TCP');
+    const other = trace('TestIPv6Proxier-1-two-services', { source: 'fd00:10:244::7', destination: '1002:ab8::2:1', port: 8081 });
+    expect(other.verdict).toBe('REJECT');
+  });
+
   it('agrees with kpc explain --proxy-mode ipvs on the real servers and weights', async () => {
     const svcs = [
       ['10.20.30.41:80', '10.20.30.41:80/TCP'],
