@@ -8,6 +8,7 @@
  * through kube-proxy's expected bundle, and the real servers agree with kpc explain --proxy-mode ipvs.
  */
 
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readBundleTexts } from '../../src/diff/ipvs/index.js';
@@ -281,5 +282,44 @@ describe('kpc trace --proxy-mode ipvs (CLI)', () => {
       expect(fromExplain.length).toBeGreaterThan(0);
       expect(t.ipvs.realServers.map((s: { address: string; weight: number }) => ({ address: s.address, weight: s.weight }))).toEqual(fromExplain);
     }
+  });
+});
+
+describe('kpc trace, ipvs: every virtual server of every golden', () => {
+  // For each `-A` line of kube-proxy's expected ipvs.rules, a new connection from a pod-like
+  // address: when the iptables rules let it reach IPVS, the stage is that virtual server with
+  // exactly the `-a` lines' real servers and weights, and every accepted endpoint is one of them.
+  const cases = loadGoldenCases(ROOT, { bundles: true }).filter((c) => c.exit === 0 && existsSync(join(c.dir, 'expected', 'ipvs.rules')));
+  let reached = 0;
+  let total = 0;
+  for (const c of cases) {
+    it(c.name, () => {
+      const lines = readFileSync(join(c.dir, 'expected', 'ipvs.rules'), 'utf8').split('\n');
+      const nodeIPs = c.args.flatMap((a, i) => (c.args[i - 1] === '--node-ip' ? [a] : []));
+      for (const l of lines) {
+        const m = /^-A (-t|-u|--sctp-service) (\S+) /.exec(l);
+        if (!m) continue;
+        const hp = /^\[?([^\]]+?)\]?:(\d+)$/.exec(m[2]!)!;
+        const v6 = hp[1]!.includes(':');
+        const protocol = m[1] === '-t' ? 'tcp' : m[1] === '-u' ? 'udp' : 'sctp';
+        const r = trace(c.name, { source: v6 ? 'fd00:10:244::7' : '10.244.1.7', destination: hp[1]!, port: Number(hp[2]), protocol }, nodeIPs);
+        const real = lines
+          .map((x) => new RegExp(`^-a ${m[1]} ${m[2]!.replace(/[[\]().]/g, '\\$&')} -r (\\S+) -m -w (\\d+)$`).exec(x))
+          .filter((x): x is RegExpExecArray => x !== null)
+          .map((x) => ({ address: x[1]!, weight: Number(x[2]) }));
+        total++;
+        if (!r.ipvs) continue;
+        reached++;
+        expect(r.ipvs.virtualServer, l).toBe(`${m[2]}/${protocol.toUpperCase()}`);
+        expect(r.ipvs.realServers.map((s) => ({ address: s.address, weight: s.weight })), l).toEqual(real);
+        for (const e of r.endpoints) expect(real.map((x) => x.address), l).toContain(e.address);
+        if (real.length === 0) expect(r.verdict, l).toBe('REJECT');
+      }
+    });
+  }
+  it('reached most virtual servers', () => {
+    console.log(`ipvs trace: ${reached} of ${total} virtual servers reached`);
+    expect(total).toBeGreaterThan(50);
+    expect(reached / total).toBeGreaterThan(0.8);
   });
 });
