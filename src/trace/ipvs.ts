@@ -207,6 +207,15 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
   const notes: string[] = [];
   let stage: IpvsStage | undefined;
 
+  // From the node to an address of kube-ipvs0: the kernel's local route has that address as its
+  // source (`local VIP dev kube-ipvs0 ... src VIP`), which is what KUBE-CLUSTER-IP src,dst is for.
+  if (packet.source === undefined) {
+    const dst = ipOf(packet.destination);
+    if (dst && local.some((a) => ipEquals(dst, a))) {
+      packet = { ...packet, source: formatIP(dst), origin: packet.origin ?? 'node' };
+      notes.push(`from the node to ${formatIP(dst)}, an address of kube-ipvs0: the source is that address (the kernel's local route), as when a process on the node connects`);
+    }
+  }
   const result = traceRuleSet(readRules(bundle.iptablesRules), packet, node, {
     builtinJumps: IPVS_BUILTIN_JUMPS,
     localIPs: local,

@@ -64,13 +64,23 @@ describe('kpc trace, ipvs: ClusterIP', () => {
     ]);
   });
 
-  // From the node itself (no --from): the source is the node IP 100.101.102.103, the path starts
-  // in nat OUTPUT; KUBE-CLUSTER-IP src,dst needs src 10.20.30.41 → no mark; IPVS at LOCAL_OUT.
-  it('traces a connection from the node (nat OUTPUT, IPVS at LOCAL_OUT)', () => {
+  // From the node itself (no --from): 10.20.30.41 is on kube-ipvs0, so the kernel's local route
+  // gives it as the source; the path starts in nat OUTPUT; KUBE-CLUSTER-IP src,dst holds
+  // 10.20.30.41,tcp:80 → KUBE-MARK-MASQ; IPVS at LOCAL_OUT; KUBE-POSTROUTING masquerades both.
+  it('traces a connection from the node (nat OUTPUT, IPVS at LOCAL_OUT, masqueraded via src,dst)', () => {
     const r = trace('TestOnlyLocalNodePorts', { destination: '10.20.30.41', port: 80 }, ['100.101.102.103']);
-    expect(r.packet.origin).toBe('node');
+    expect(r.packet).toMatchObject({ origin: 'node', source: '10.20.30.41' });
     expect(r.path[0]).toBe('nat/OUTPUT');
-    expect(r.endpoints.map((e) => e.address)).toEqual(['10.180.0.1:80', '10.180.1.1:80']);
+    expect(eps(r)).toEqual([
+      ['10.180.0.1:80', 0.5, true],
+      ['10.180.1.1:80', 0.5, true],
+    ]);
+  });
+  // With --from the node's own IP (100.101.102.103): src,dst does not match → not masqueraded.
+  it('from the node IP, the cluster IP is not masqueraded', () => {
+    const r = trace('TestOnlyLocalNodePorts', { source: '100.101.102.103', destination: '10.20.30.41', port: 80 }, ['100.101.102.103']);
+    expect(r.packet.origin).toBe('node');
+    expect(r.masquerade).toBe(false);
   });
 
   // TestIPv4Proxier-2-no-endpoints: -A -t 10.20.30.41:80 -s rr with no -a line. The iptables
@@ -318,7 +328,6 @@ describe('kpc trace, ipvs: every virtual server of every golden', () => {
     });
   }
   it('reached most virtual servers', () => {
-    console.log(`ipvs trace: ${reached} of ${total} virtual servers reached`);
     expect(total).toBeGreaterThan(50);
     expect(reached / total).toBeGreaterThan(0.8);
   });
