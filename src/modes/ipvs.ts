@@ -161,6 +161,8 @@ export const ipvsBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
+  // kpc trace (src/trace/ipvs.ts): the bundle's four parts, as JSON {kpcIpvsBundle} (cli/commands/trace.ts).
+  traceRules: (ir, options) => JSON.stringify({ kpcIpvsBundle: emitIpvs(ir, { standalone: options.standalone }) }),
   // kpc explain (src/explain/ipvs.ts): ipvs.rules and ipset.rules, as JSON {ipvs, ipset}.
   explainRules: (ir) => {
     const files = bundleFiles(ir, { standalone: false });

@@ -41,6 +41,7 @@ import { KpcError } from '../errors.js';
 import { formatIP, isLoopback, parseIP, type IP } from '../net/ip.js';
 import { addressMatches, compareIP } from '../lang/iptables/address.js';
 import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
+import type { BuiltinJump } from '../lang/iptables/chains.js';
 import type { Chain, Match, Rule, RuleSet, Target } from '../lang/iptables/model.js';
 import { readRules } from '../lang/iptables/read.js';
 
@@ -126,6 +127,49 @@ export interface TraceResult {
   notes: string[];
 }
 
+/** What an extension sees of a packet (TraceExtension). */
+export interface PacketView {
+  src: IP;
+  dst: IP;
+  dport: number;
+  sport?: number;
+  proto: Protocol;
+  mark: number;
+  /** After an IPVS balancer: the virtual server the connection belongs to (for `-m ipvs`). */
+  vip?: { ip: IP; port: number; proto: Protocol };
+}
+
+/** One outcome of a balancer (TraceExtension.balance). */
+export interface BalanceOutcome {
+  probability: number;
+  /** The real server the connection is sent to (absent with a verdict). */
+  to?: { ip: IP; port: number };
+  /** The balancer refuses the connection (IPVS: no real server to schedule). */
+  verdict?: 'DROP' | 'REJECT';
+  /** What the step says, e.g. "DNAT to 10.180.0.1:80 (rr, weight 1)". */
+  action: string;
+}
+
+/**
+ * Hooks for rules the iptables tracer does not evaluate alone (IPVS mode, src/trace/ipvs.ts).
+ * Without one, tracing is exactly as described above.
+ */
+export interface TraceExtension {
+  /** A match the tracer does not model (`-m set`, `-m ipvs`): true/false, or undefined = not known. */
+  match?(m: { module: string; text: string }, packet: PacketView): boolean | undefined;
+  /** The jumps assumed in a built-in chain the rules do not declare (default: iptables mode's). */
+  builtinJumps?: readonly BuiltinJump[];
+  /** More addresses that are the node's own (addrtype LOCAL), never picked as the default source. */
+  localIPs?: string[];
+  /**
+   * A load balancer at the local-delivery hooks (IPVS: LOCAL_IN after filter INPUT, LOCAL_OUT
+   * after nat OUTPUT): undefined = no virtual server for the packet. A balanced packet then
+   * goes through filter OUTPUT and nat POSTROUTING to its real server. `name` names the stage
+   * in the path and steps (table "ipvs", chain `name`).
+   */
+  balance?(packet: PacketView): { name: string; outcomes: BalanceOutcome[] } | undefined;
+}
+
 /** A packet or a rules text the tracer cannot follow (a loop, an unknown chain). */
 export function traceError(message: string): KpcError {
   return new KpcError('usage', 'query.unanswerable', message);
@@ -151,6 +195,7 @@ interface State {
   steps: TraceStep[];
   chains: string[];
   verdictBy?: string;
+  vip?: PacketView['vip'];
 }
 
 type End = 'fallthrough' | 'return' | 'ACCEPT' | 'DROP' | 'REJECT' | 'NAT';
@@ -169,6 +214,7 @@ interface Ctx {
   /** A built-in chain was not in the text and kube-proxy's jumps were assumed. */
   implicit: Set<string>;
   implicitChains: Map<string, Chain>;
+  ext?: TraceExtension;
 }
 
 function clone(s: State, probability: number): State {
@@ -289,10 +335,17 @@ function evalMatch(ctx: Ctx, rule: Rule, m: Match, s: State): boolean | number {
       const hit = ip.family === from.family && compareIP(ip, from) >= 0 && compareIP(ip, to) <= 0;
       return xor(hit, m.negated);
     }
-    case 'unsupported':
+    case 'unsupported': {
+      const known = ctx.ext?.match?.({ module: m.module, text: m.text }, viewOf(s));
+      if (known !== undefined) return known;
       ctx.notes.add(`${ruleRef(rule)} uses "${m.text}", which kpc trace cannot evaluate offline; assumed not to match`);
       return false;
+    }
   }
+}
+
+function viewOf(s: State): PacketView {
+  return { src: s.src, dst: s.dst, dport: s.dport, ...(s.sport !== undefined ? { sport: s.sport } : {}), proto: s.proto, mark: s.mark, ...(s.vip ? { vip: s.vip } : {}) };
 }
 
 /** The DNAT destination written in a chain (kube-proxy's KUBE-SEP chains have one). */
@@ -447,7 +500,7 @@ function runHook(ctx: Ctx, table: string, chainName: string, states: State[]): A
     const key = `${table}/${chainName}`;
     chain = ctx.implicitChains.get(key);
     if (!chain) {
-      chain = implicitBuiltinChain(table, chainName);
+      chain = implicitBuiltinChain(table, chainName, ctx.ext?.builtinJumps);
       ctx.implicitChains.set(key, chain);
     }
     if (chain.rules.length > 0 && states.length > 0) ctx.implicit.add(key);
@@ -484,12 +537,12 @@ export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec
   return traceRuleSet(readRules(rulesText), packet, node);
 }
 
-export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec): TraceResult {
+export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec, ext?: TraceExtension): TraceResult {
   const dst = parseAddress(packet.destination, 'destination');
   const nodeIPs = node.ips.map((t) => parseAddress(t, 'node address'));
   if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw traceError(`port ${packet.port} is not between 1 and 65535`);
   const protocol: Protocol = packet.protocol ?? 'tcp';
-  const ctx: Ctx = { rules, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map() };
+  const ctx: Ctx = { rules, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map(), ...(ext ? { ext } : {}) };
 
   let src: IP;
   if (packet.source !== undefined) {
@@ -505,6 +558,7 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec)
       ctx.notes.add(`the node has no ${dst.family} address (give --node-ip); the connection is traced from ${formatIP(src)}`);
     }
   }
+  for (const t of ext?.localIPs ?? []) ctx.nodeIPs.push(parseAddress(t, 'node address'));
   const origin: Origin = packet.origin ?? (packet.source === undefined || isLocal(ctx, src) ? 'node' : 'network');
 
   const initial: State = {
@@ -550,7 +604,66 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec)
     if (isLoopback(s.dst)) s.outIface = s.outIface ?? 'lo';
   };
 
-  if (origin === 'network') {
+  // A balancer (IPVS) between the hooks: its balanced branches go on through filter OUTPUT
+  // and nat POSTROUTING (ip_vs_nat_xmit sends them through LOCAL_OUT), then to the real server.
+  const balance = ext?.balance;
+  const balanced = (s: State): State[] | undefined => {
+    const b = balance?.(viewOf(s));
+    if (!b) return undefined;
+    s.chains.push(`ipvs/${b.name}`);
+    const out: State[] = [];
+    for (const o of b.outcomes) {
+      const t = clone(s, s.probability * o.probability);
+      t.steps.push({ table: 'ipvs', chain: b.name, action: o.action });
+      if (o.verdict) {
+        t.verdictBy = `ipvs/${b.name}`;
+        finish(t, o.verdict);
+        continue;
+      }
+      if (o.to) {
+        t.vip = { ip: t.dst, port: t.dport, proto: t.proto };
+        t.dst = o.to.ip;
+        t.dport = o.to.port;
+        t.ctstate.add('DNAT');
+        t.dnat = hostPort(t.dst, t.dport);
+      }
+      out.push(t);
+    }
+    return out;
+  };
+  const afterBalance = (states: State[]) => {
+    for (const s of hook('nat', 'POSTROUTING', hook('filter', 'OUTPUT', states))) {
+      if (isLocal(ctx, s.dst)) {
+        s.inIface = 'lo';
+        for (const t of hook('filter', 'INPUT', [s])) finish(t, 'ACCEPT');
+      } else finish(s, 'ACCEPT');
+    }
+  };
+
+  if (balance && origin === 'network') {
+    for (const s of hook('nat', 'PREROUTING', [initial])) {
+      if (isLocal(ctx, s.dst)) {
+        for (const t of hook('filter', 'INPUT', [s])) {
+          const b = balanced(t);
+          if (b) afterBalance(b);
+          else finish(t, 'ACCEPT');
+        }
+      } else {
+        const forwarded = hook('filter', 'FORWARD', [s]);
+        for (const t of hook('nat', 'POSTROUTING', forwarded)) finish(t, 'ACCEPT');
+      }
+    }
+  } else if (balance) {
+    for (const s of hook('nat', 'OUTPUT', [initial])) {
+      const b = balanced(s);
+      if (b) {
+        afterBalance(b);
+        continue;
+      }
+      if (isLocal(ctx, s.dst)) deliverLocally(s);
+      afterBalance([s]);
+    }
+  } else if (origin === 'network') {
     for (const s of hook('nat', 'PREROUTING', [initial])) {
       if (isLocal(ctx, s.dst)) {
         for (const t of hook('filter', 'INPUT', [s])) finish(t, 'ACCEPT');

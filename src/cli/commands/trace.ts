@@ -5,7 +5,7 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { readNamedText } from '../../parser/input-files.js';
+import { isDirectoryPath, readNamedText } from '../../parser/input-files.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
 import { Option } from 'commander';
@@ -13,6 +13,9 @@ import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
 import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
 import { traceNftState } from '../../trace/nftables.js';
+import { renderIpvsStage, traceIpvsBundle, type IpvsTraceResult } from '../../trace/ipvs.js';
+import { extractInlineBundle, readBundleTexts } from '../../diff/ipvs/index.js';
+import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
 import { KUBE_PROXY_TABLE, readNftState } from '../../lang/nftables/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
@@ -39,7 +42,21 @@ Examples:
   # Through a node's live rules
   iptables-save > node-a.rules
   kpc trace --rules node-a.rules --node-ip 192.168.0.2 --to 10.96.0.1:443 --from 10.244.1.7 -o json
+
+  # IPVS mode: through a bundle directory (kpc compile --proxy-mode ipvs -o DIR, or a node's
+  # ipvsadm-save -n, ipset save, iptables-save and kube-ipvs0 addresses under the bundle's names)
+  kpc trace --rules bundle/ --node-ip 192.168.0.2 --to 10.96.0.10:53/udp --from 10.244.1.7
 `;
+
+/** The marker of the IPVS bundle that ipvsBackend.traceRules hands over (JSON). */
+const IPVS_BUNDLE_KEY = 'kpcIpvsBundle';
+
+function ipvsBundleOf(text: string): IpvsBundle | undefined {
+  if (text.startsWith(`{"${IPVS_BUNDLE_KEY}":`)) return (JSON.parse(text) as Record<string, IpvsBundle>)[IPVS_BUNDLE_KEY];
+  // The inline apply.sh kpc prints in IPVS mode.
+  if (text.startsWith('#!')) return extractInlineBundle(text);
+  return undefined;
+}
 
 /** `10.0.0.1:80`, `10.0.0.1:80/udp`, `[fd00::1]:53/udp`. */
 export function parseDestination(text: string): { ip: string; port: number; protocol: Protocol } {
@@ -105,7 +122,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
   let nodeIPs: string[];
   if (flags.rules !== undefined) {
     if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw usageError('--rules - and -f - cannot both read stdin');
-    rulesText = readRulesFile(flags.rules, io);
+    rulesText = flags.rules !== '-' && isDirectoryPath(flags.rules) ? JSON.stringify({ [IPVS_BUNDLE_KEY]: readBundleTexts(flags.rules) }) : readRulesFile(flags.rules, io);
     if ((flags.filename ?? []).length > 0) {
       const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
       reportCompiled(io, compiled);
@@ -133,7 +150,10 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       ...(flags.from !== undefined ? { source: flags.from } : {}),
       ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
     };
-    if (isNftText(rulesText)) {
+    const bundle = ipvsBundleOf(rulesText);
+    if (bundle) {
+      result = traceIpvsBundle(bundle, packet, { ips: nodeIPs });
+    } else if (isNftText(rulesText)) {
       // nftables: kpc's transaction, or a node's nft list table / ruleset (text or -j JSON)
       result = traceNftState(readNftState(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE).state, packet, { ips: nodeIPs });
     } else {
@@ -148,7 +168,8 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     }
     throw e;
   }
-  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io))]);
+  const stage = (result as IpvsTraceResult).ipvs;
+  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io)) + (stage ? '\n' + renderIpvsStage(stage) : '')]);
   return EXIT.ok;
 }
 
@@ -164,7 +185,7 @@ export const traceCommand: CommandSpec<TraceFlags> = {
       .requiredOption('--to <ip:port[/proto]>', 'the destination: IP:PORT, [IPv6]:PORT, optionally /tcp, /udp or /sctp (default tcp)')
       .option('--from <ip>', "the client's address (default: the node itself; a node address also means the node itself)")
       .option('--in-interface <name>', 'the interface a packet from the network arrives on (for -i matches)')
-      .option('--rules <file>', "trace through this file instead of compiling: kpc's output or a node's iptables-save (- for stdin)")
+      .option('--rules <file>', "trace through this file instead of compiling: kpc's output, a node's iptables-save or nft list, or an IPVS bundle directory (- for stdin)")
       .addOption(new Option('-o, --output <format>', 'text, or json ({"verdict", "endpoints", "masquerade", "path", ...})').choices(['text', 'json']).default('text'));
   },
   help: [EXAMPLES],

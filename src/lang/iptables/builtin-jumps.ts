@@ -11,14 +11,14 @@
  */
 
 import type { Chain, Rule } from './model.js';
-import { IPTABLES_BUILTIN_JUMPS, jumpArgs } from './chains.js';
+import { IPTABLES_BUILTIN_JUMPS, jumpArgs, type BuiltinJump } from './chains.js';
 import { parseRuleArgs } from './parse-rule.js';
 import { tokenize } from './tokenize.js';
 
-/** The built-in chain as kube-proxy leaves it on a node whose chain was empty before. */
-export function implicitBuiltinChain(table: string, chain: string): Chain {
+/** The built-in chain as kube-proxy leaves it on a node whose chain was empty before (`jumps`: IPVS mode's, or iptables mode's by default). */
+export function implicitBuiltinChain(table: string, chain: string, jumps: readonly BuiltinJump[] = IPTABLES_BUILTIN_JUMPS): Chain {
   const rules: Rule[] = [];
-  for (const jump of [...IPTABLES_BUILTIN_JUMPS].reverse()) {
+  for (const jump of [...jumps].reverse()) {
     if (jump.table !== table || jump.from !== chain) continue;
     const args = jumpArgs(jump);
     const parsed = parseRuleArgs(tokenize(args), () => true);
