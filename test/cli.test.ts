@@ -149,6 +149,19 @@ describe('kpc command line', () => {
     expect(v.stdout).toBe(r.stdout);
   });
 
+  it("--kube-proxy-version: from 1.36 a Service's name may start with a digit (the API server's RelaxedServiceNameValidation, beta and on in v1.36)", async () => {
+    // pkg/apis/core/validation ValidateServiceCreate: ValidateServiceName (DNS-1035) unless the
+    // gate is on, then apimachinery NameIsDNSLabel (DNS-1123); pkg/features: on from 1.36.
+    const svc = 'apiVersion: v1\nkind: Service\nmetadata: {name: 1web, namespace: shop}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n';
+    const old = await runKpc(['validate', '-f', '-', '--kube-proxy-version', '1.35'], svc);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain('metadata.name: Invalid value: "1web": a DNS-1035 label must consist of lower case alphanumeric characters');
+    const now = await runKpc(['validate', '-f', '-', '--kube-proxy-version', '1.36'], svc);
+    expect(now.code, now.stderr).toBe(0);
+    const bad = await runKpc(['validate', '-f', '-', '--kube-proxy-version', '1.37'], svc.replace('1web', 'Bad_Name'));
+    expect(bad.stderr).toContain(`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character`);
+  });
+
   it('--kube-proxy-version: an unsupported release is a usage error listing the supported ones', async () => {
     const r = await runKpc(['compile', '--kube-proxy-version', '1.33', '-f', QUICKSTART]);
     expect(r.code).toBe(2);

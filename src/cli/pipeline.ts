@@ -116,6 +116,7 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     ...(progress ? { progress } : {}),
     ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
     nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
+    relaxedServiceNames: behaviourOf(releaseOf(flags)).relaxedServiceNames,
   });
   if (result.errors.length > 0) throw inputErrors(result.errors, result.warnings, result.notes);
   if (result.objects.length === 0 && !flags.allowEmpty) {

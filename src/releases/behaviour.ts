@@ -38,6 +38,11 @@ export interface ReleaseBehaviour {
   nodePortAddressKeywords: readonly string[];
   /** The API server's default for StrictIPCIDRValidation: beta and on from v1.36. */
   strictIPValidation: boolean;
+  /**
+   * The API server's default for RelaxedServiceNameValidation (KEP-5311): beta and on from
+   * v1.36 (GA in v1.37), so a Service's name is a DNS-1123 label (ValidateServiceCreate).
+   */
+  relaxedServiceNames: boolean;
   /** How the nftables proxier writes its table (pkg/proxy/nftables/proxier.go). */
   nftables: NftablesBehaviour;
 }
@@ -78,6 +83,7 @@ export function behaviourOf(release: KubeProxyRelease): ReleaseBehaviour {
     duplicateEndpointWins: split ? 'running' : 'local',
     nodePortAddressKeywords: atLeast(release, '1.37') ? ['primary', 'localhost', 'all'] : ['primary'],
     strictIPValidation: split,
+    relaxedServiceNames: split,
     nftables: {
       era: atLeast(release, '1.37') ? 'E4' : split ? 'E3' : 'E2',
       markChain: !split,

@@ -23,7 +23,7 @@ export function decodeService(raw: unknown, opts: DecodeOptions): DecodeResult {
     const svc = toCoreService(wire);
     setServiceDefaults(svc);
     normalizeClusterIPs(svc);
-    const ctx: ValidationContext = { ipValidation: opts.ipValidation, offlineAllocation: true };
+    const ctx: ValidationContext = { ipValidation: opts.ipValidation, offlineAllocation: true, relaxedServiceNames: opts.relaxedServiceNames === true };
     const report = new Report();
     // initIPFamilyFields stops when the loose pre-validation fails; the same errors are
     // reported once, by ValidateService below.

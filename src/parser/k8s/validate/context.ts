@@ -11,6 +11,8 @@ export interface ValidationContext {
    * because the allocation step already reported them.
    */
   offlineAllocation: boolean;
+  /** RelaxedServiceNameValidation: a Service name is a DNS-1123 label (v1.36+), else DNS-1035. */
+  relaxedServiceNames?: boolean;
 }
 
 /** True when any item is an error (not a warning): Go's `len(errs) != 0` for kpc's mixed lists. */

@@ -9,7 +9,7 @@ import { asJSON } from '../go-format.js';
 import { isHeadless, type CoreService } from '../model/service.js';
 import { hasErrors, type ValidationContext } from './context.js';
 import { validateLabels } from './labels.js';
-import { nameIsDNS1035Label, validateDNS1123Subdomain } from './names.js';
+import { nameIsDNS1035Label, nameIsDNSLabel, validateDNS1123Subdomain } from './names.js';
 import { validateObjectMeta } from './object-meta.js';
 import { validateExternalIPs, validateServiceClusterIPsRelatedFields } from './service-cluster-ips.js';
 import { validateAllocateLoadBalancerNodePorts, validateLoadBalancerClass, validateLoadBalancerStatus, validateSourceRanges } from './service-load-balancer.js';
@@ -60,7 +60,8 @@ function validateType(svc: CoreService): FieldError[] {
 export function validateService(svc: CoreService, ctx: ValidationContext): FieldError[] {
   const spec = svc.spec;
   const errs: FieldError[] = [];
-  errs.push(...validateObjectMeta(svc.metadata, true, nameIsDNS1035Label));
+  // ValidateServiceCreate: KEP-5311's relaxed names (apimachinery NameIsDNSLabel) when the gate is on.
+  errs.push(...validateObjectMeta(svc.metadata, true, ctx.relaxedServiceNames ? nameIsDNSLabel : nameIsDNS1035Label));
   errs.push(...validateTopologyAnnotations(svc));
   if (spec.ports.length === 0 && !isHeadless(svc) && spec.type !== 'ExternalName') errs.push(required(['spec', 'ports']));
   errs.push(...validateTypeSpecificFields(svc));
