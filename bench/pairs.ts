@@ -58,6 +58,14 @@ const PAIRS: Record<string, Pair> = {
     target: 1.25,
     sameBytes: true,
   },
+  'yaml-anchors': {
+    name: 'yaml-anchors',
+    what: 'YAML with 112 aliases of shared port lists against JSON of the same cluster, iptables mode',
+    a: { label: 'JSON', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'YAML with anchors', argv: ['compile', ...NODE, '-f', 'INPUT(yaml-anchors)', '-o', 'OUT'] },
+    target: 1.5,
+    sameBytes: true,
+  },
 };
 
 interface Options {
@@ -89,7 +97,8 @@ function input(opts: Options, format: ClusterFormat): string {
   const genHash = createHash('sha256').update(readFileSync(join(HERE, 'gen.js'))).digest('hex').slice(0, 12);
   const dir = join(opts.cache, `pairs-${genHash}`);
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, `s${opts.services}-seed${opts.seed}.${format === 'json-compact' ? 'compact.json' : format}`);
+  const ext = format === 'json-compact' ? 'compact.json' : format === 'yaml-anchors' ? 'anchors.yaml' : format;
+  const path = join(dir, `s${opts.services}-seed${opts.seed}.${ext}`);
   if (existsSync(path)) return path;
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w');
