@@ -3,14 +3,14 @@
  * against a previous output or a node's iptables-save (diff/iptables), and the golden check.
  */
 
-import { buildRuleset } from '../emit/iptables/index.js';
-import { renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
+import { renderFocusedText, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
 import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
-import type { ProxyIR } from '../ir/model.js';
+import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
 
@@ -58,7 +58,16 @@ function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinRe
   return { drifted: [golden], diffs: [unifiedDiff(expected, text, golden, 'kpc compile')], notes: [] };
 }
 
-const rulesText = (ir: ProxyIR, options: EmitOptions = { standalone: false }) => renderRulesetText(buildRuleset(ir, options));
+/**
+ * The rules text trace and explain read: the whole output, or, with `focus`, the same text with
+ * only the shared chains' rules and those of the service ports focus picks (the others are
+ * blank lines: same lines, same rule indices, see renderFocusedText).
+ */
+function rulesText(ir: ProxyIR, options: EmitOptions = { standalone: false }, focus?: (sp: ServicePort) => boolean): string {
+  if (focus === undefined) return renderRulesetText(buildRuleset(ir, options));
+  const { rs, kept } = buildFocusedRuleset(ir, options, focus);
+  return renderFocusedText(rs, kept);
+}
 
 export const iptablesBackend: ModeBackend = {
   mode: 'iptables',
@@ -67,5 +76,5 @@ export const iptablesBackend: ModeBackend = {
   readPrevious,
   check,
   traceRules: rulesText,
-  explainRules: (ir) => rulesText(ir),
+  explainRules: (ir, focus) => rulesText(ir, { standalone: false }, focus),
 };

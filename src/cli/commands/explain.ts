@@ -57,7 +57,9 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   reportCompiled(io, compiled);
   const backend = backendFor(compiled.settings.mode);
   if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (explaining nftables rules is issue 17)' : ''}`);
-  const x = explainService(compiled.ir, backend.explainRules(compiled.ir), namespace, name);
+  // Only this Service's own chains and the shared ones: its explanation reads nothing else.
+  const rules = backend.explainRules(compiled.ir, (sp) => sp.namespace === namespace && sp.name === name);
+  const x = explainService(compiled.ir, rules, namespace, name);
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;
 }

@@ -11,7 +11,7 @@ import { Chalk } from 'chalk';
 import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
-import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { reachableServicePorts, readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -108,7 +108,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     reportCompiled(io, compiled);
     const backend = backendFor(compiled.settings.mode);
     if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet${backend.mode === 'nftables' ? ' (tracing nftables rules is issue 17)' : ''}`);
-    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false });
+    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false }, reachableServicePorts(dest));
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 

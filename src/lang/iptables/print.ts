@@ -151,6 +151,39 @@ export function* renderRuleset(rs: Ruleset): Generator<string> {
   yield* renderTable(rs.nat);
 }
 
+/**
+ * The restore input as one string with only some chains' rules: the chains declared by name
+ * (the shared ones) and those in `kept`; every other chain's rules are blank lines. Every chain
+ * line stays, so the text has the same lines at the same line numbers as the whole output, and
+ * a kept chain has the same rules at the same indices: what kpc trace and kpc explain read of
+ * it is what they would read of the whole text, without reading a million rules they never
+ * follow. Only blank lines differ, which readers skip.
+ */
+export function renderFocusedText(rs: Ruleset, kept: ReadonlySet<ChainRules>): string {
+  const out: string[] = [];
+  for (const table of [rs.filter, rs.nat]) {
+    const g = gather(table);
+    out.push(`*${table.name}\n${chainLines(g)}`);
+    let blank = 0;
+    for (const bucket of g.order) {
+      for (const i of bucket) {
+        const chain = g.chains[i]!;
+        if (chain.count === 0) continue;
+        if (!kept.has(chain) && !table.isNamed(chain)) {
+          blank += chain.count;
+          continue;
+        }
+        if (blank > 0) out.push('\n'.repeat(blank));
+        blank = 0;
+        chain.collectTexts(out);
+      }
+    }
+    if (blank > 0) out.push('\n'.repeat(blank));
+    out.push('COMMIT\n');
+  }
+  return out.join('');
+}
+
 /** The restore input as one string (for small outputs: trace, explain, check, tests). */
 export function renderRulesetText(rs: Ruleset): string {
   return Array.from(renderRuleset(rs)).join('');
