@@ -222,14 +222,15 @@ async function measure(pair: Pair, opts: Options, work: string): Promise<string>
   }
   const a = median(runs.a.map((r) => r.ms));
   const b = median(runs.b.map((r) => r.ms));
-  const same = runs.a[0]!.sha256 === runs.b[0]!.sha256;
+  const dirs = runs.a[0]!.sha256 === 'directory' || runs.b[0]!.sha256 === 'directory';
+  const same = !dirs && runs.a[0]!.sha256 === runs.b[0]!.sha256;
   const ratio = b / a;
   const verdict = pair.target === undefined ? '' : ratio <= pair.target ? ` (target ≤ ${pair.target}×: met)` : ` (target ≤ ${pair.target}×: NOT met)`;
   return [
     `${pair.name}: ${pair.what}; ${opts.services} Services, ${opts.repeat} runs each, medians`,
     `  A ${pair.a.label}: ${(a / 1000).toFixed(2)} s, ${Math.round(median(runs.a.map((r) => r.maxRssMB)))} MB   (${runs.a.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
     `  B ${pair.b.label}: ${(b / 1000).toFixed(2)} s, ${Math.round(median(runs.b.map((r) => r.maxRssMB)))} MB   (${runs.b.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
-    `  B/A ${ratio.toFixed(2)}×${verdict}; outputs ${same ? 'the same bytes' : 'DIFFER'} (sha256 ${runs.a[0]!.sha256.slice(0, 16)}${same ? '' : ` vs ${runs.b[0]!.sha256.slice(0, 16)}`})`,
+    `  B/A ${ratio.toFixed(2)}×${verdict}; ${dirs ? 'outputs are directories (not compared)' : `outputs ${same ? 'the same bytes' : 'DIFFER'} (sha256 ${runs.a[0]!.sha256.slice(0, 16)}${same ? '' : ` vs ${runs.b[0]!.sha256.slice(0, 16)}`})`}`,
   ].join('\n');
 }
 
