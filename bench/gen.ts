@@ -189,8 +189,23 @@ export function generateCluster(opts: GenOptions): unknown[] {
   return objects;
 }
 
+/** A node printed with an anchor (`&name`) before it. */
+class Anchored {
+  constructor(
+    readonly name: string,
+    readonly value: unknown,
+  ) {}
+}
+
+/** An alias (`*name`) printed in place of a node. */
+class Alias {
+  constructor(readonly name: string) {}
+}
+
 /** YAML as `kubectl get -o yaml` prints a List (block style, two-space indent). */
 function toYAML(value: unknown, indent = ''): string {
+  if (value instanceof Anchored) return ` &${value.name}${toYAML(value.value, indent)}`;
+  if (value instanceof Alias) return ` *${value.name}\n`;
   if (Array.isArray(value)) {
     if (value.length === 0) return ' []\n';
     let out = '\n';
@@ -219,7 +234,44 @@ function yamlScalar(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export type ClusterFormat = 'json' | 'json-compact' | 'yaml';
+export type ClusterFormat = 'json' | 'json-compact' | 'yaml' | 'yaml-anchors';
+
+/** How many aliases the yaml-anchors format places, and at most how many per anchor. */
+const YAML_ALIASES = 112;
+const YAML_ALIASES_PER_ANCHOR = 8;
+
+/**
+ * The yaml format with some Services sharing their port list through an anchor and aliases,
+ * as hand-written manifests do: the first Service with a given list anchors it (`ports: &ports-N`)
+ * and later Services with the same list name it (`ports: *ports-N`), up to 8 per anchor (the
+ * alias budget of a document is 100 per anchor), 112 aliases in all, the first ones found in
+ * the List's order. The same cluster as the other formats.
+ */
+function withSharedPorts(objects: unknown[]): unknown[] {
+  const first = new Map<string, number>();
+  const uses = new Map<number, number>();
+  const aliasOf = new Map<number, number>();
+  objects.forEach((obj, i) => {
+    const o = obj as { kind?: string; spec?: { ports?: unknown } };
+    if (o.kind !== 'Service' || !Array.isArray(o.spec?.ports) || aliasOf.size >= YAML_ALIASES) return;
+    const key = JSON.stringify(o.spec.ports);
+    const f = first.get(key);
+    if (f === undefined || (uses.get(f) ?? 0) >= YAML_ALIASES_PER_ANCHOR) {
+      first.set(key, i);
+      return;
+    }
+    uses.set(f, (uses.get(f) ?? 0) + 1);
+    aliasOf.set(i, f);
+  });
+  const anchorName = (i: number) => `ports-${i}`;
+  return objects.map((obj, i) => {
+    const alias = aliasOf.get(i);
+    if (alias === undefined && !uses.has(i)) return obj;
+    const o = obj as { spec: Record<string, unknown> };
+    const ports = alias !== undefined ? new Alias(anchorName(alias)) : new Anchored(anchorName(i), o.spec.ports);
+    return { ...o, spec: { ...o.spec, ports } };
+  });
+}
 
 /**
  * The List as text chunks, one per item, so clusters larger than a JavaScript string
@@ -243,7 +295,7 @@ export function* renderCluster(objects: unknown[], format: ClusterFormat): Gener
     return;
   }
   yield 'apiVersion: v1\nitems:\n';
-  for (const item of objects) yield toYAML([item]).slice(1);
+  for (const item of format === 'yaml-anchors' ? withSharedPorts(objects) : objects) yield toYAML([item]).slice(1);
   yield 'kind: List\nmetadata:\n  resourceVersion: ""\n';
 }
 

@@ -12,7 +12,7 @@
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,62 @@ const PAIRS: Record<string, Pair> = {
     target: 1.25,
     sameBytes: true,
   },
+  'yaml-anchors': {
+    name: 'yaml-anchors',
+    what: 'YAML with 112 aliases of shared port lists against JSON of the same cluster, iptables mode',
+    a: { label: 'JSON', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'YAML with anchors', argv: ['compile', ...NODE, '-f', 'INPUT(yaml-anchors)', '-o', 'OUT'] },
+    target: 1.5,
+    sameBytes: true,
+  },
+  trace: {
+    name: 'trace',
+    what: 'kpc trace of one connection (to a cluster IP) against a compile of the same input, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'trace', argv: ['trace', ...NODE, '-f', 'INPUT(json)', '--to', '10.96.0.10:80', '--from', '10.0.3.4', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  explain: {
+    name: 'explain',
+    what: 'kpc explain of one Service against a compile of the same input, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'explain', argv: ['explain', 'ns-0/svc-0', ...NODE, '-f', 'INPUT(json)', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  previous: {
+    name: 'previous',
+    what: 'compile --previous (its own output: nothing changed) against a compile, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'previous-ipvs': {
+    name: 'previous-ipvs',
+    what: 'compile --previous (its own output: nothing changed) against a compile, ipvs mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-IPVS(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  diff: {
+    name: 'diff',
+    what: 'kpc diff against its own output (nothing changed) against a compile, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'diff', argv: ['diff', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS(json)'] },
+    target: 1.2,
+    sameBytes: false,
+  },
+  check: {
+    name: 'check',
+    what: 'kpc check against its own output (no drift) against a compile, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'check', argv: ['check', ...NODE, '-f', 'INPUT(json)', '--golden', 'PREVIOUS(json)'] },
+    target: 1.2,
+    sameBytes: false,
+  },
 };
 
 interface Options {
@@ -89,7 +145,8 @@ function input(opts: Options, format: ClusterFormat): string {
   const genHash = createHash('sha256').update(readFileSync(join(HERE, 'gen.js'))).digest('hex').slice(0, 12);
   const dir = join(opts.cache, `pairs-${genHash}`);
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, `s${opts.services}-seed${opts.seed}.${format === 'json-compact' ? 'compact.json' : format}`);
+  const ext = format === 'json-compact' ? 'compact.json' : format === 'yaml-anchors' ? 'anchors.yaml' : format;
+  const path = join(dir, `s${opts.services}-seed${opts.seed}.${ext}`);
   if (existsSync(path)) return path;
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w');
@@ -109,19 +166,30 @@ interface Run {
   sha256: string;
 }
 
+/** kpc's full output of INPUT(format) (what PREVIOUS(format) names), made once per run. */
+async function previousOutput(opts: Options, format: ClusterFormat, ipvs: boolean, work: string): Promise<string> {
+  const path = join(work, `previous-${format}${ipvs ? '-ipvs' : ''}`);
+  if (!existsSync(path)) await runKpc(['compile', ...(ipvs ? ['--proxy-mode', 'ipvs'] : []), ...NODE, '-f', input(opts, format), '-o', path], path);
+  return path;
+}
+
+/** Runs kpc; its output is `out` (the -o file, or its stdout when the arguments have no -o). */
 function runKpc(argv: string[], out: string): Promise<Run> {
   return new Promise((resolvePromise, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [KPC_CHILD, ...argv], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const toFile = !argv.includes('-o') || argv[argv.indexOf('-o') + 1] !== out;
+    const stdoutFd = toFile ? openSync(out, 'w') : undefined;
+    const child = spawn(process.execPath, [KPC_CHILD, ...argv], { cwd: ROOT, stdio: ['ignore', stdoutFd ?? 'ignore', 'pipe'] });
+    if (stdoutFd !== undefined) closeSync(stdoutFd);
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-100_000)));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-100_000)));
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = performance.now() - started;
       const line = stderr.slice(stderr.lastIndexOf('kpc-bench-result: ') + 'kpc-bench-result: '.length).split('\n')[0]!;
       if (code !== 0) return reject(new Error(`kpc ${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`));
       const result = JSON.parse(line) as { maxRssKB: number };
-      const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
+      const sha256 = statSync(out).isDirectory() ? 'directory' : createHash('sha256').update(readFileSync(out)).digest('hex');
       resolvePromise({ ms, maxRssMB: result.maxRssKB / 1024, sha256 });
     });
   });
@@ -130,27 +198,39 @@ function runKpc(argv: string[], out: string): Promise<Run> {
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 async function measure(pair: Pair, opts: Options, work: string): Promise<string> {
-  const resolveArgv = (side: Side, out: string) =>
-    side.argv.map((a) => (a === 'OUT' ? out : a.replace(/^INPUT\(([a-z-]+)\)$/, (_, f: string) => input(opts, f as ClusterFormat))));
+  const resolveArg = async (a: string, out: string): Promise<string> => {
+    if (a === 'OUT') return out;
+    const m = /^(INPUT|PREVIOUS|PREVIOUS-IPVS)\(([a-z-]+)\)$/.exec(a);
+    if (!m) return a;
+    const format = m[2] as ClusterFormat;
+    return m[1] === 'INPUT' ? input(opts, format) : previousOutput(opts, format, m[1] === 'PREVIOUS-IPVS', work);
+  };
+  const resolveArgv = async (side: Side, out: string) => {
+    const argv: string[] = [];
+    for (const a of side.argv) argv.push(await resolveArg(a, out));
+    return argv;
+  };
   const runs: Record<'a' | 'b', Run[]> = { a: [], b: [] };
   for (let i = 0; i < opts.repeat; i++) {
     // A B, then B A: each side runs first as often as the other.
     const order: Array<'a' | 'b'> = i % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
     for (const side of order) {
       const out = join(work, `${pair.name}-${side}.out`);
-      runs[side].push(await runKpc(resolveArgv(pair[side], out), out));
+      rmSync(out, { recursive: true, force: true });
+      runs[side].push(await runKpc(await resolveArgv(pair[side], out), out));
     }
   }
   const a = median(runs.a.map((r) => r.ms));
   const b = median(runs.b.map((r) => r.ms));
-  const same = runs.a[0]!.sha256 === runs.b[0]!.sha256;
+  const dirs = runs.a[0]!.sha256 === 'directory' || runs.b[0]!.sha256 === 'directory';
+  const same = !dirs && runs.a[0]!.sha256 === runs.b[0]!.sha256;
   const ratio = b / a;
   const verdict = pair.target === undefined ? '' : ratio <= pair.target ? ` (target ≤ ${pair.target}×: met)` : ` (target ≤ ${pair.target}×: NOT met)`;
   return [
     `${pair.name}: ${pair.what}; ${opts.services} Services, ${opts.repeat} runs each, medians`,
     `  A ${pair.a.label}: ${(a / 1000).toFixed(2)} s, ${Math.round(median(runs.a.map((r) => r.maxRssMB)))} MB   (${runs.a.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
     `  B ${pair.b.label}: ${(b / 1000).toFixed(2)} s, ${Math.round(median(runs.b.map((r) => r.maxRssMB)))} MB   (${runs.b.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})`,
-    `  B/A ${ratio.toFixed(2)}×${verdict}; outputs ${same ? 'the same bytes' : 'DIFFER'} (sha256 ${runs.a[0]!.sha256.slice(0, 16)}${same ? '' : ` vs ${runs.b[0]!.sha256.slice(0, 16)}`})`,
+    `  B/A ${ratio.toFixed(2)}×${verdict}; ${dirs ? 'outputs are directories (not compared)' : `outputs ${same ? 'the same bytes' : 'DIFFER'} (sha256 ${runs.a[0]!.sha256.slice(0, 16)}${same ? '' : ` vs ${runs.b[0]!.sha256.slice(0, 16)}`})`}`,
   ].join('\n');
 }
 

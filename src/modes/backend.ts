@@ -14,7 +14,7 @@
 
 import type { BundleFile } from '../emit/ipvs/index.js';
 import type { Paint } from '../diff/port-report.js';
-import type { ProxyIR } from '../ir/model.js';
+import type { ProxyIR, ServicePort } from '../ir/model.js';
 
 export type ProxyMode = 'iptables' | 'ipvs' | 'nftables';
 
@@ -73,6 +73,10 @@ export interface ModeBackend {
   /** `path` is a file, a directory or `-` (stdin); errors name `option`. */
   readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState;
   check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinReader): CheckResult;
-  traceRules?(ir: ProxyIR, options: EmitOptions): string;
-  explainRules?(ir: ProxyIR): string;
+  /**
+   * `focus`, when given, picks the service ports whose own rules the reader needs (the
+   * others may be left out, as long as what trace or explain reads of the text is the same).
+   */
+  traceRules?(ir: ProxyIR, options: EmitOptions, focus?: (sp: ServicePort) => boolean): string;
+  explainRules?(ir: ProxyIR, focus?: (sp: ServicePort) => boolean): string;
 }

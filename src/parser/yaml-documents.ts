@@ -14,7 +14,7 @@ import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
-import { objectText, parseYAMLFast } from './yaml-fast.js';
+import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 
 /**
  * Above this size only the fast YAML path runs: the precise one needs about 60 times the
@@ -56,10 +56,241 @@ export function readYAML(name: string, text: string): ReadResult {
     }
     return { objects, diagnostics: [] };
   }
+  // Anchors or aliases somewhere: only the documents (or, in a List, the items) that hold
+  // them need the precise path; the rest stays on the fast one.
+  if (mayHoldAnchors(text)) {
+    const mixed = readYAMLMixed(name, text);
+    if (mixed) return mixed;
+  }
   if (text.length > MAX_PRECISE_YAML_BYTES) {
     return { objects: [], diagnostics: [diagnosticAt(name, 1, 1, `YAML: a file of ${text.length} bytes must be plain YAML (no anchors or aliases, no scalars YAML 1.1 and 1.2 read differently, no syntax errors) for kpc to read it quickly; run kpc validate on a smaller part to see the problem, or use JSON (kubectl get -o json)`)] };
   }
   return readYAMLPrecisely(name, text);
+}
+
+/** The options of every precise parse (readYAMLPrecisely and the pieces of readYAMLMixed). */
+const PRECISE_OPTIONS = { prettyErrors: false, uniqueKeys: false, merge: true, stringKeys: true, version: '1.2' } as const;
+
+/** A piece of the file, whole lines, re-read precisely: its offset and its first line. */
+interface Piece {
+  start: number;
+  end: number;
+}
+
+/**
+ * A file that holds anchors or aliases, read with the precise path only where they are.
+ *
+ * js-yaml reads the whole text first (as the fast path does), giving every document and
+ * every List item its span. The possible anchors and aliases (`&name`, `*name` wherever a
+ * node can start; false alarms included) are then tied to the document, or the List item,
+ * holding them, and an alias to the item holding the latest anchor of its name before it:
+ * items tied together form a group. Each group's lines, and each document that holds
+ * anchors outside a List's items, are read again with the `yaml` package, exactly as the
+ * precise path reads the whole file (the same options, merge keys, alias budget); their
+ * values come from there. Everything else keeps js-yaml's value, as on the fast path.
+ *
+ * The precise reading must agree with js-yaml's on every value it replaces (as JSON), find
+ * no problem, and every other value must be clean; otherwise this gives up (undefined) and
+ * the whole file takes the precise path, which then reports every problem with its position.
+ * Anchors are document-scoped and an alias names an anchor before it, so a group holds every
+ * node its aliases can reach, and the yaml package's per-anchor alias count is the same in
+ * the group as in the whole document.
+ */
+function readYAMLMixed(name: string, text: string): ReadResult | undefined {
+  if (/^%/m.test(text)) return undefined; // directives: documents are not independent
+  const docs = parseYAMLFastUnchecked(text, LIMITS);
+  if (!docs) return undefined;
+  const tokens = anchorTokens(text);
+  const lines = new LineIndex(text);
+  const objects: RawObject[] = [];
+  let t = 0; // next token
+  for (const doc of docs) {
+    if (doc.value === null || doc.value === undefined) continue;
+    if (typeof doc.value !== 'object') return undefined;
+    const span = doc.spans.get(doc.value);
+    if (!span) return undefined;
+    // Tokens before this document (between documents, in comments): give up.
+    if (t < tokens.length && tokens[t]!.offset < span.start) return undefined;
+    let u = t;
+    while (u < tokens.length && tokens[u]!.offset < span.end) u++;
+    const mine = tokens.slice(t, u);
+    t = u;
+    const located = (obj: object): Locator => fastLocator(text, lines, doc, obj);
+    if (mine.length === 0) {
+      if (!isCleanValue(doc.value, LIMITS.maxScalarBytes)) return undefined;
+      pushFast(objects, name, doc.value, located);
+      continue;
+    }
+    if (isListObject(doc.value)) {
+      const listed = readListMixed(name, text, lines, doc, doc.value, span, mine, located);
+      if (!listed) return undefined;
+      for (const o of listed) objects.push(o);
+      continue;
+    }
+    // A document holding anchors outside a List: the whole document, precisely.
+    const piece = linePiece(text, span.start, span.end);
+    const precise = readPieces(text, lines, [piece], false);
+    if (!precise || JSON.stringify(precise.values[0]) !== JSON.stringify(doc.value)) return undefined;
+    objects.push(...splitList(precise.values[0], name, precise.locators[0]!));
+  }
+  if (t < tokens.length) return undefined; // tokens after the last document
+  return { objects, diagnostics: [] };
+}
+
+/** A List's items: those tied to anchors precisely (in groups), the others as js-yaml read them. */
+function readListMixed(
+  name: string,
+  text: string,
+  lines: LineIndex,
+  doc: FastDocument,
+  list: { kind: string; apiVersion?: unknown; items: unknown[] },
+  span: { start: number; end: number },
+  tokens: Array<{ offset: number; alias: boolean; name: string }>,
+  located: (obj: object) => Locator,
+): RawObject[] | undefined {
+  const items = list.items;
+  const starts: number[] = [];
+  const seen = new Set<object>();
+  for (const item of items) {
+    if (item === null || typeof item !== 'object' || seen.has(item)) return undefined;
+    seen.add(item);
+    const s = doc.spans.get(item);
+    if (!s || (starts.length > 0 && s.start <= starts[starts.length - 1]!)) return undefined;
+    starts.push(s.start);
+  }
+  if (items.length === 0) return undefined;
+  const lastEnd = doc.spans.get(items[items.length - 1] as object)!.end;
+  // Each token's item; tokens outside the items (the List's own fields) give up.
+  const parent = items.map((_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const tied = new Set<number>();
+  const lastAnchor = new Map<string, number>();
+  let k = 0;
+  for (const tok of tokens) {
+    if (tok.offset < starts[0]! || tok.offset >= lastEnd) return undefined;
+    while (k + 1 < starts.length && starts[k + 1]! <= tok.offset) k++;
+    tied.add(k);
+    if (tok.alias) {
+      const d = lastAnchor.get(tok.name);
+      if (d === undefined) return undefined; // an alias before its anchor (or a false alarm): precisely, all of it
+      parent[find(k)] = find(d);
+    } else {
+      lastAnchor.set(tok.name, k);
+    }
+  }
+  for (let i = 0; i < items.length; i++) if (!tied.has(i) && !isCleanValue(items[i], LIMITS.maxScalarBytes)) return undefined;
+  // The groups, each read precisely as one sequence of its items' lines.
+  const groups = new Map<number, number[]>();
+  for (const i of [...tied].sort((a, b) => a - b)) {
+    const root = find(i);
+    const g = groups.get(root);
+    if (g) g.push(i);
+    else groups.set(root, [i]);
+  }
+  const replaced = new Map<number, { value: unknown; locate: Locator }>();
+  for (const members of groups.values()) {
+    const pieces = members.map((i) => linePiece(text, starts[i]!, i + 1 < starts.length ? lineStartOf(text, starts[i + 1]!) : lastEnd));
+    const precise = readPieces(text, lines, pieces, true);
+    if (!precise || precise.values.length !== members.length) return undefined;
+    for (let m = 0; m < members.length; m++) {
+      if (JSON.stringify(precise.values[m]) !== JSON.stringify(items[members[m]!])) return undefined;
+      replaced.set(members[m]!, { value: precise.values[m], locate: precise.locators[m]! });
+    }
+  }
+  const type = listItemType(list.kind, list.apiVersion);
+  const out: RawObject[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const r = replaced.get(i);
+    const value = r ? r.value : items[i];
+    inheritListType(value, type);
+    out.push({ value, origin: { file: name, locate: r ? r.locate : located(items[i] as object) } });
+  }
+  return out;
+}
+
+function pushFast(objects: RawObject[], name: string, value: object, located: (obj: object) => Locator): void {
+  if (isListObject(value)) {
+    const type = listItemType(value.kind, value.apiVersion);
+    for (const item of value.items) {
+      inheritListType(item, type);
+      objects.push({ value: item, origin: { file: name, locate: item !== null && typeof item === 'object' ? located(item) : () => ({ line: 1, column: 1 }) } });
+    }
+  } else {
+    objects.push({ value, origin: { file: name, locate: located(value) } });
+  }
+}
+
+/** The fast path's locator: the object's own text parsed again on first use. */
+function fastLocator(text: string, lines: LineIndex, doc: FastDocument, obj: object): Locator {
+  const span = doc.spans.get(obj);
+  if (!span) return () => ({ line: 1, column: 1 });
+  let located: Locator | undefined;
+  return (path) => {
+    if (!located) {
+      const piece = objectText(text, span, lines);
+      located = yamlLocator(() => piece.text, { line: piece.firstLine, column: 1 });
+    }
+    return located(path);
+  };
+}
+
+function lineStartOf(text: string, offset: number): number {
+  return text.lastIndexOf('\n', offset - 1) + 1;
+}
+
+/** The whole lines from the one holding `start` up to `end` (cut back to a line start when only blanks follow it). */
+function linePiece(text: string, start: number, end: number): Piece {
+  const from = lineStartOf(text, start);
+  const lastLine = lineStartOf(text, end);
+  const to = lastLine > from && /^[ \t]*$/.test(text.slice(lastLine, end)) ? lastLine : end;
+  return { start: from, end: to };
+}
+
+/**
+ * Pieces of the file read precisely as one document: as a sequence of the pieces (`seq`, each
+ * a List item's `- ` lines) or as the one piece's document. Undefined on any problem.
+ */
+function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq: boolean): { values: unknown[]; locators: Locator[] } | undefined {
+  let joined = '';
+  const pieceLine: Array<{ at: number; fileLine: number }> = []; // the joined text's line `at` is the file's `fileLine`
+  let lineCount = 1;
+  for (const p of pieces) {
+    let body = text.slice(p.start, p.end);
+    if (!body.endsWith('\n')) body += '\n';
+    pieceLine.push({ at: lineCount, fileLine: lines.at(p.start).line });
+    joined += body;
+    for (let i = body.indexOf('\n'); i >= 0; i = body.indexOf('\n', i + 1)) lineCount++;
+  }
+  const lc = new LineCounter();
+  let parsed: Document.Parsed[];
+  try {
+    const r = parseAllDocuments(joined, { lineCounter: lc, ...PRECISE_OPTIONS });
+    parsed = Array.isArray(r) ? r : [];
+  } catch {
+    return undefined;
+  }
+  if (parsed.length !== 1) return undefined;
+  const doc = parsed[0]!;
+  if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.contents === null) return undefined;
+  if (checkNodes(doc.contents as YamlNode, [], 0).length > 0) return undefined;
+  if (seq && (!isSeq(doc.contents) || doc.contents.items.length !== pieces.length)) return undefined;
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
+  } catch {
+    return undefined;
+  }
+  const toFile = (p: { line: number; column: number }) => {
+    let k = 0;
+    while (k + 1 < pieceLine.length && pieceLine[k + 1]!.at <= p.line) k++;
+    return { line: pieceLine[k]!.fileLine + p.line - pieceLine[k]!.at, column: p.column };
+  };
+  if (!seq) return { values: [value], locators: [(path) => toFile(locateInDocument(doc, lc, path))] };
+  if (!Array.isArray(value) || value.length !== pieces.length) return undefined;
+  return { values: value, locators: value.map((_, m) => (path: FieldPath) => toFile(locateInDocument(doc, lc, [m, ...path]))) };
 }
 
 /** The precise path: the `yaml` package, every problem with its position. */
@@ -71,7 +302,7 @@ function readYAMLPrecisely(name: string, text: string): ReadResult {
   try {
     // Duplicate keys are found by checkNodes (with their field path); `<<` merge keys are
     // resolved as kubectl's YAML reader (go-yaml, YAML 1.1) resolves them.
-    const parsed = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false, merge: true, stringKeys: true, version: '1.2' });
+    const parsed = parseAllDocuments(text, { lineCounter: lc, ...PRECISE_OPTIONS });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
     // The parser recurses; hostile nesting can exhaust the stack before our depth check runs.

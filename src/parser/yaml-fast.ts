@@ -60,6 +60,46 @@ interface ListenerState {
  */
 export function parseYAMLFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
   if (ANCHOR_OR_ALIAS.test(text)) return undefined;
+  const docs = loadFast(text, limits);
+  if (!docs) return undefined;
+  for (const doc of docs) if (!isClean(doc.value, limits.maxScalarBytes)) return undefined;
+  return docs;
+}
+
+/** True when the text may hold an anchor or an alias (false alarms possible, misses not). */
+export function mayHoldAnchors(text: string): boolean {
+  return ANCHOR_OR_ALIAS.test(text);
+}
+
+/**
+ * Every `&name` and `*name` where a node can start (a superset of the real ones: the same
+ * test as ANCHOR_OR_ALIAS, so a real anchor or alias is never missed), by offset of the sigil.
+ */
+export function anchorTokens(text: string): Array<{ offset: number; alias: boolean; name: string }> {
+  const re = /(?:^|[\s[{,:-])([&*])([^\s,[\]{}]+)/g;
+  const out: Array<{ offset: number; alias: boolean; name: string }> = [];
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const offset = m.index + m[0].length - m[2]!.length - 1;
+    out.push({ offset, alias: m[1] === '*', name: m[2]! });
+    re.lastIndex = offset + 1;
+  }
+  return out;
+}
+
+/**
+ * js-yaml over the whole text, anchors and aliases included, without the cleanliness check:
+ * for readers that check (and re-read precisely) the parts that hold anchors themselves.
+ */
+export function parseYAMLFastUnchecked(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
+  return loadFast(text, limits);
+}
+
+/** Whether a value holds no ambiguity marker and no oversized scalar (see isClean). */
+export function isCleanValue(value: unknown, maxScalar: number): boolean {
+  return isClean(value, maxScalar);
+}
+
+function loadFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
   const spans = new WeakMap<object, { start: number; end: number }>();
   const starts: number[] = [];
   const listener = (event: 'open' | 'close', state: ListenerState) => {
@@ -80,12 +120,7 @@ export function parseYAMLFast(text: string, limits: { maxDepth: number; maxScala
   } catch {
     return undefined;
   }
-  const docs: FastDocument[] = [];
-  for (const value of values) {
-    if (!isClean(value, limits.maxScalarBytes)) return undefined;
-    docs.push({ value, spans });
-  }
-  return docs;
+  return values.map((value) => ({ value, spans }));
 }
 
 /** No Ambiguous marker and no oversized string anywhere (iterative: no recursion to exhaust). */

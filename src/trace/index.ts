@@ -24,5 +24,6 @@ export {
   type TraceStep,
   type Verdict,
 } from './tracer.js';
+export { reachableServicePorts } from './focus.js';
 export { renderTrace, formatPercent, type TraceStyle } from './render.js';
 export type { Chain, Match, Rule, RuleSet, Table, Target } from '../lang/iptables/model.js';

@@ -60,7 +60,8 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   reportCompiled(io, compiled);
   const backend = backendFor(compiled.settings.mode);
   if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
-  const rulesText = backend.explainRules(compiled.ir);
+  // Only this Service's own chains and the shared ones: its explanation reads nothing else.
+  const rulesText = backend.explainRules(compiled.ir, (sp) => sp.namespace === namespace && sp.name === name);
   const x =
     backend.mode === 'nftables'
       ? explainServiceNft(compiled.ir, readTransaction(rulesText, compiled.ir.family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE), namespace, name)

@@ -11,7 +11,7 @@ import { Chalk } from 'chalk';
 import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
-import { readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { reachableServicePorts, readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
 import { traceNftState } from '../../trace/nftables.js';
 import { renderIpvsStage, traceIpvsBundle, type IpvsTraceResult } from '../../trace/ipvs.js';
 import { extractInlineBundle, readBundleTexts } from '../../diff/ipvs/index.js';
@@ -137,7 +137,8 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     reportCompiled(io, compiled);
     const backend = backendFor(compiled.settings.mode);
     if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
-    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false });
+    // Only the shared chains and the service ports this destination can reach (iptables mode).
+    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false }, reachableServicePorts(dest));
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 

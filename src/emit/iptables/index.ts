@@ -3,11 +3,11 @@
  * A pure function: same IR, same bytes.
  */
 
-import type { ProxyIR } from '../../ir/model.js';
+import type { ProxyIR, ServicePort } from '../../ir/model.js';
 import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
 import { writeFixedHead, writeFixedTail } from './fixed-rules.js';
 import { renderRuleset, renderRulesetText } from '../../lang/iptables/print.js';
-import { newRuleset, type Ruleset } from '../../lang/iptables/ruleset.js';
+import { newRuleset, type ChainRules, type Ruleset, type Table } from '../../lang/iptables/ruleset.js';
 import { iptablesPortPlan, writeServicePort, type SyncContext } from './service-rules.js';
 import { planContext, planServicePort } from '../../ir/plan.js';
 import { KUBE_MARK_MASQ } from '../../lang/iptables/chains.js';
@@ -51,6 +51,27 @@ export function nodePortIPs(ir: ProxyIR): string[] {
 }
 
 export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
+  return writeRuleset(ir, options, undefined);
+}
+
+/**
+ * The whole ruleset, and the per-service chains of the service ports `focus` picks (for
+ * kpc trace and kpc explain, which read only those and the shared chains: see
+ * lang/iptables/print.ts renderFocusedText). The ruleset is the one buildRuleset makes.
+ */
+export function buildFocusedRuleset(ir: ProxyIR, options: IptablesOptions, focus: (sp: ServicePort) => boolean): { rs: Ruleset; kept: Set<ChainRules> } {
+  const kept = new Set<ChainRules>();
+  const rs = writeRuleset(ir, options, (sp, write, nat) => {
+    if (!focus(sp)) return write();
+    const before = nat.declaredCount();
+    write();
+    for (const c of nat.declaredSince(before)) kept.add(c);
+  });
+  return { rs, kept };
+}
+
+/** The full sync; `around`, when given, is called for each service port with the write of its rules. */
+function writeRuleset(ir: ProxyIR, options: IptablesOptions, around: ((sp: ServicePort, write: () => void, nat: Table) => void) | undefined): Ruleset {
   const rs = newRuleset();
   const ctx: SyncContext = {
     ir,
@@ -59,7 +80,11 @@ export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
   };
   const planning = planContext(ir);
   writeFixedHead(rs, ir);
-  for (const sp of ir.servicePorts) writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx);
+  if (around === undefined) {
+    for (const sp of ir.servicePorts) writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx);
+  } else {
+    for (const sp of ir.servicePorts) around(sp, () => writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx), rs.nat);
+  }
   writeFixedTail(rs, ir, nodePortIPs(ir));
   if (options.standalone) writeStandaloneJumps(rs);
   return rs;

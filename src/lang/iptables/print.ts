@@ -151,6 +151,77 @@ export function* renderRuleset(rs: Ruleset): Generator<string> {
   yield* renderTable(rs.nat);
 }
 
+/** A rule's jump or goto target (`-j NAME`, `--jump NAME`, `-g NAME`, `--goto NAME`); false alarms are harmless. */
+const TARGET = /(?:^| )(?:-j|--jump|-g|--goto) (\S+)/gm;
+
+/**
+ * The restore input as one string with only some chains: the chains declared by name (the
+ * shared ones) and those in `kept`, with their rules, and the declarations of the chains their
+ * rules jump to. Every other line is blank, so the text has the same lines at the same line
+ * numbers as the whole output, and a kept chain has the same rules at the same indices: what
+ * kpc trace and kpc explain read of it is what they would read of the whole text (a rule's
+ * jump target is declared, as there), without reading a million rules they never follow. Only
+ * blank lines differ, which readers skip.
+ */
+export function renderFocusedText(rs: Ruleset, kept: ReadonlySet<ChainRules>): string {
+  const out: string[] = [];
+  for (const table of [rs.filter, rs.nat]) {
+    const g = gather(table);
+    const shown = (c: ChainRules) => kept.has(c) || table.isNamed(c);
+    // The rules of the shown chains, in canonical order, and the chains they name as targets.
+    const rules: string[] = [];
+    const targets = new Set<string>();
+    let blank = 0;
+    for (const bucket of g.order) {
+      for (const i of bucket) {
+        const chain = g.chains[i]!;
+        if (chain.count === 0) continue;
+        if (!shown(chain)) {
+          blank += chain.count;
+          continue;
+        }
+        if (blank > 0) rules.push('\n'.repeat(blank));
+        blank = 0;
+        const start = rules.length;
+        chain.collectTexts(rules);
+        for (let k = start; k < rules.length; k++) for (const m of rules[k]!.matchAll(TARGET)) targets.add(m[1]!);
+      }
+    }
+    if (blank > 0) rules.push('\n'.repeat(blank));
+    // The chain lines: as chainLines writes them, blank for chains nothing shown names.
+    let lines = `*${table.name}\n`;
+    let skipped = 0;
+    for (const [rank, bucket] of g.order.entries()) {
+      for (const i of bucket) {
+        const chain = g.chains[i]!;
+        const name = g.keys.names[i]!;
+        if (!shown(chain) && !targets.has(name)) {
+          skipped++;
+          continue;
+        }
+        if (skipped > 0) lines += '\n'.repeat(skipped);
+        skipped = 0;
+        lines += `:${name}${rank === 3 && BUILTIN_CHAIN_NAMES.has(name) ? ' ACCEPT [0:0]' : ' - [0:0]'}\n`;
+      }
+    }
+    if (skipped > 0) lines += '\n'.repeat(skipped);
+    out.push(lines);
+    for (const r of rules) out.push(r);
+    out.push('COMMIT\n');
+  }
+  return out.join('');
+}
+
+/** Whether the ruleset prints exactly `text` (compared chunk by chunk, never joined). */
+export function rulesetPrints(rs: Ruleset, text: string): boolean {
+  let at = 0;
+  for (const chunk of renderRuleset(rs)) {
+    if (!text.startsWith(chunk, at)) return false;
+    at += chunk.length;
+  }
+  return at === text.length;
+}
+
 /** The restore input as one string (for small outputs: trace, explain, check, tests). */
 export function renderRulesetText(rs: Ruleset): string {
   return Array.from(renderRuleset(rs)).join('');

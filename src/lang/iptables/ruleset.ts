@@ -53,6 +53,8 @@ export class ChainRules {
   more: Array<Block | number> | undefined = undefined;
   /** Total length of the rules (characters = bytes: ASCII). */
   bytes = 0;
+  /** How many rules (lines) the chain has. */
+  count = 0;
 
   constructor(readonly name: string) {}
 
@@ -142,6 +144,7 @@ export class Table {
       this.runHead = `-A ${rules.name} `;
     }
     this.run += `${this.runHead}${args}\n`;
+    rules.count++;
     if (this.run.length >= MAX_RUN) this.flush();
   }
 
@@ -171,6 +174,21 @@ export class Table {
     this.block = new Block();
     this.parts = [];
     this.used = 0;
+  }
+
+  /** How many chains have been declared so far (see declaredSince). */
+  declaredCount(): number {
+    return this.declared.length;
+  }
+
+  /** The chains declared after the first `n`, in declaration order. */
+  declaredSince(n: number): readonly ChainRules[] {
+    return this.declared.slice(n);
+  }
+
+  /** Whether `rules` is a chain declared by name (the fixed, shared chains). */
+  isNamed(rules: ChainRules): boolean {
+    return this.named.get(rules.name) === rules;
   }
 
   /** Every chain in declaration order, with all rules written (call after the last append). */
