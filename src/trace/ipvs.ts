@@ -26,9 +26,9 @@ import { formatIP, parseCIDR, parseIP, type IP } from '../net/ip.js';
 import { compareIP } from '../lang/iptables/address.js';
 import { IPVS_BUILTIN_JUMPS } from '../lang/iptables/chains.js';
 import { readRules } from '../lang/iptables/read.js';
-import { readIpvsTable, type IpvsVirtualServer } from '../diff/ipvs/ipvs-table.js';
-import { readIpsetState, type IpsetSet } from '../diff/ipvs/ipset-state.js';
-import { readAddresses } from '../diff/ipvs/addresses.js';
+import { readIpvsTable, type IpvsVirtualServer } from '../lang/ipvs/ipvs-table.js';
+import { readIpsetState, type IpsetSet } from '../lang/ipvs/ipset-state.js';
+import { readAddresses } from '../lang/ipvs/addresses.js';
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
 import { traceRuleSet, type BalanceOutcome, type NodeSpec, type PacketSpec, type PacketView, type Protocol, type TraceResult } from './tracer.js';
 

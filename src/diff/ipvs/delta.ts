@@ -42,7 +42,7 @@ import { createOptions, IPSET_INFO, setName } from '../../emit/ipvs/sets.js';
 import { cidrContains, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
 import { renderDelta } from '../iptables/delta.js';
 import { IPVS_CHAIN_POLICY } from './chains.js';
-import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
+import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from '../../lang/ipvs/ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
 import { KpcError } from '../../errors.js';
 

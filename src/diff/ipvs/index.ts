@@ -4,8 +4,8 @@
  *   readBundleTexts(path)                     the four parts of a previous state on disk: a
  *                                             bundle directory (kpc's, or a node's dumps) or an
  *                                             inline apply.sh (bundle-dir.ts)
- *   readNodeState(bundle, family, facts)      parse them: IPVS table (ipvs-table.ts), ipsets
- *                                             (ipset-state.ts), iptables (../state.ts),
+ *   readNodeState(bundle, family, facts)      parse them: IPVS table (lang/ipvs/ipvs-table.ts), ipsets
+ *                                             (lang/ipvs/ipset-state.ts), iptables (../state.ts),
  *                                             kube-ipvs0 addresses (addresses.ts)
  *   computeIpvsDelta(prev, next, addrs, opts) the delta bundle's parts (delta.ts)
  *   renderDeltaScript(delta, opts)            its apply.sh (apply-delta.ts)
@@ -17,6 +17,6 @@ export { readNodeState, type IpvsNodeState } from './node-state.js';
 export { computeIpvsDelta, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
 export { renderDeltaScript, type DeltaScriptOptions } from './apply-delta.js';
 export { attributionOf, diffIpvsStates, ipvsReportJSON, renderIpvsReport, type IpvsDiffReport } from './report.js';
-export { readIpvsTable, renderIpvsTable } from './ipvs-table.js';
-export { readIpsetState } from './ipset-state.js';
-export { readAddresses } from './addresses.js';
+export { readIpvsTable, renderIpvsTable } from '../../lang/ipvs/ipvs-table.js';
+export { readIpsetState } from '../../lang/ipvs/ipset-state.js';
+export { readAddresses } from '../../lang/ipvs/addresses.js';

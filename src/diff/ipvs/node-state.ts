@@ -9,10 +9,10 @@ import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
 import type { IPFamily } from '../../net/ip.js';
 import { readState, type IptablesState, type RuleFacts } from '../iptables/state.js';
-import { readAddresses, type AddressSet } from './addresses.js';
+import { readAddresses, type AddressSet } from '../../lang/ipvs/addresses.js';
 import { isKpcError } from '../../errors.js';
-import { readIpsetState, type IpsetState } from './ipset-state.js';
-import { readIpvsTable, type IpvsTable } from './ipvs-table.js';
+import { readIpsetState, type IpsetState } from '../../lang/ipvs/ipset-state.js';
+import { readIpvsTable, type IpvsTable } from '../../lang/ipvs/ipvs-table.js';
 
 export interface IpvsNodeState {
   family: IPFamily;

@@ -22,7 +22,7 @@ import { virtualServerKey } from '../../emit/ipvs/state.js';
 import { ruleEditScript, sameRules, type ChainState } from '../iptables/state.js';
 import { isIpvsModeChain } from './chains.js';
 import { legacySetNames, ownedVirtualServer } from './delta.js';
-import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from './ipvs-table.js';
+import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from '../../lang/ipvs/ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
 import type { Paint } from '../port-report.js';
 import { NO_PAINT } from '../port-report.js';

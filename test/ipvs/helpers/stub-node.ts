@@ -2,7 +2,7 @@
  * A node in a network namespace of THIS machine, which has no ip_vs module: ipset, iptables and
  * ip (kube-ipvs0, a dummy link) are real, ipvsadm is a stub. The stub answers `ipvsadm -S -n`
  * with the table the node "has" and records what `ipvsadm -R` is given; after each apply.sh the
- * recorded commands are replayed onto the table (src/diff/ipvs/ipvs-table.ts's reader, which
+ * recorded commands are replayed onto the table (src/lang/ipvs/ipvs-table.ts's reader, which
  * refuses `-A` of an existing virtual server, `-d` of a missing real server, ...), so the table
  * evolves as the kernel's would. sysctl is a stub too (net.ipv4.vs.* needs ip_vs).
  */

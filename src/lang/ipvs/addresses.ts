@@ -13,7 +13,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP, type IPFamily } from '../../net/ip.js';
-import { lineError } from '../../lang/line-error.js';
+import { lineError } from '../line-error.js';
 
 
 /** Canonical address → `address/prefix` as it should be given to `ip address`. */

@@ -15,7 +15,7 @@
  */
 
 import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
-import { lineError } from '../../lang/line-error.js';
+import { lineError } from '../line-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
 export type ForwardingMethod = 'm' | 'g' | 'i';

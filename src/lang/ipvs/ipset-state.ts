@@ -12,7 +12,7 @@
  */
 
 import { formatIP, parseCIDR, parseIP } from '../../net/ip.js';
-import { lineError } from '../../lang/line-error.js';
+import { lineError } from '../line-error.js';
 
 export interface IpsetSet {
   name: string;
