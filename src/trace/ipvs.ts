@@ -30,7 +30,7 @@ import { readIpvsTable, type IpvsVirtualServer } from '../lang/ipvs/ipvs-table.j
 import { readIpsetState, type IpsetSet } from '../lang/ipvs/ipset-state.js';
 import { readAddresses } from '../lang/ipvs/addresses.js';
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
-import { traceRuleSet, type BalanceOutcome, type NodeSpec, type PacketSpec, type PacketView, type Protocol, type TraceResult } from './tracer.js';
+import { roundProbability, traceRuleSet, type BalanceOutcome, type NodeSpec, type PacketSpec, type PacketView, type Protocol, type TraceResult } from './tracer.js';
 
 export interface IpvsRealServerShare {
   address: string;
@@ -180,9 +180,6 @@ function hostPort(ip: string, port: number): string {
   return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
-function round(p: number): number {
-  return Math.round(p * 1e10) / 1e10;
-}
 
 /** The real servers' shares under the virtual server's scheduler. */
 export function realServerShares(vs: IpvsVirtualServer): { shares: IpvsRealServerShare[]; note?: string } {
@@ -190,7 +187,7 @@ export function realServerShares(vs: IpvsVirtualServer): { shares: IpvsRealServe
   const live = rs.filter((r) => r.weight > 0);
   const equal = vs.scheduler === 'rr';
   const total = equal ? live.length : live.reduce((a, r) => a + r.weight, 0);
-  const shares = rs.map((r) => ({ address: r.address, weight: r.weight, probability: r.weight > 0 && total > 0 ? round((equal ? 1 : r.weight) / total) : 0 }));
+  const shares = rs.map((r) => ({ address: r.address, weight: r.weight, probability: r.weight > 0 && total > 0 ? roundProbability((equal ? 1 : r.weight) / total) : 0 }));
   const note =
     vs.scheduler === 'rr' || vs.scheduler === 'wrr'
       ? undefined
@@ -262,7 +259,7 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
   });
   if (stage) {
     // The probability the stage was reached: the branches that went through it.
-    stage.reached = round(result.branches.filter((b) => b.chains.includes(`ipvs/${stage!.virtualServer}`)).reduce((a, b) => a + b.probability, 0));
+    stage.reached = roundProbability(result.branches.filter((b) => b.chains.includes(`ipvs/${stage!.virtualServer}`)).reduce((a, b) => a + b.probability, 0));
     if (stage.persistence !== undefined) {
       result.affinity.push({ name: stage.virtualServer, seconds: stage.persistence, rule: `ipvs/${stage.virtualServer} -p ${stage.persistence}` });
     }

@@ -23,7 +23,7 @@
 
 import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP, type IP } from '../net/ip.js';
 import { ruleTokens, type NftState, type StateRule } from '../lang/nftables/index.js';
-import { traceError, type AffinityNote, type NodeSpec, type Origin, type PacketSpec, type Protocol, type TraceBranch, type TraceEndpoint, type TraceResult, type TraceStep, type Verdict } from './tracer.js';
+import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type Origin, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './tracer.js';
 
 interface S {
   src: IP;
@@ -532,34 +532,6 @@ export function traceNftState(state: NftState, packet: PacketSpec, node: NodeSpe
   return summarize(ctx, finished, { source: formatIP(src), destination: formatIP(dst), port: packet.port, protocol, origin });
 }
 
-function round(p: number): number {
-  return Math.round(p * 1e10) / 1e10;
-}
-
 function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packet']): TraceResult {
-  const verdicts: Partial<Record<Verdict, number>> = {};
-  for (const b of branches) verdicts[b.verdict] = (verdicts[b.verdict] ?? 0) + b.probability;
-  for (const k of Object.keys(verdicts) as Verdict[]) verdicts[k] = round(verdicts[k]!);
-  const verdict: Verdict = verdicts.DROP !== undefined ? 'DROP' : verdicts.REJECT !== undefined ? 'REJECT' : 'ACCEPT';
-  const byAddress = new Map<string, TraceEndpoint>();
-  for (const b of branches) {
-    if (b.verdict !== 'ACCEPT' || !b.dnat) continue;
-    const e = byAddress.get(b.destination) ?? { address: b.destination, probability: 0, masquerade: false };
-    e.probability += b.probability;
-    e.masquerade ||= b.masquerade;
-    byAddress.set(b.destination, e);
-  }
-  const path: string[] = [];
-  for (const b of branches) for (const c of b.chains) if (!path.includes(c)) path.push(c);
-  return {
-    packet,
-    verdict,
-    verdicts,
-    endpoints: [...byAddress.values()].map((e) => ({ ...e, probability: round(e.probability) })),
-    masquerade: branches.some((b) => b.verdict === 'ACCEPT' && b.masquerade),
-    path,
-    branches: branches.map((b) => ({ ...b, probability: round(b.probability) })),
-    affinity: [...ctx.affinity.values()],
-    notes: [...ctx.notes],
-  };
+  return summarizeBranches(branches, packet, ctx.affinity.values(), [...ctx.notes]);
 }

@@ -697,14 +697,28 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec,
   });
 }
 
-function round(p: number): number {
+/** A probability rounded to 10 decimals, so that sums of branches print as people expect. */
+export function roundProbability(p: number): number {
   return Math.round(p * 1e10) / 1e10;
 }
 
 function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packet']): TraceResult {
+  const notes = [...ctx.notes];
+  if (ctx.implicit.size > 0) {
+    notes.unshift(`the rules do not declare ${[...ctx.implicit].join(', ')}; kube-proxy's jumps into its chains were assumed there (kube-proxy installs them with iptables -I; kpc compile --standalone writes them)`);
+  }
+  return summarizeBranches(branches, packet, ctx.affinity.values(), notes);
+}
+
+/**
+ * The result of a trace from its finished branches, whatever the rule language: the verdicts
+ * with their probabilities (DROP, then REJECT, decides the headline), the endpoints reached,
+ * the chains in the order first met.
+ */
+export function summarizeBranches(branches: TraceBranch[], packet: TraceResult['packet'], affinity: Iterable<AffinityNote>, notes: string[]): TraceResult {
   const verdicts: Partial<Record<Verdict, number>> = {};
   for (const b of branches) verdicts[b.verdict] = (verdicts[b.verdict] ?? 0) + b.probability;
-  for (const k of Object.keys(verdicts) as Verdict[]) verdicts[k] = round(verdicts[k]!);
+  for (const k of Object.keys(verdicts) as Verdict[]) verdicts[k] = roundProbability(verdicts[k]!);
   const verdict: Verdict = verdicts.DROP !== undefined ? 'DROP' : verdicts.REJECT !== undefined ? 'REJECT' : 'ACCEPT';
 
   const byAddress = new Map<string, TraceEndpoint>();
@@ -715,7 +729,7 @@ function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packe
     e.masquerade ||= b.masquerade;
     byAddress.set(b.destination, e);
   }
-  const endpoints = [...byAddress.values()].map((e) => ({ ...e, probability: round(e.probability) }));
+  const endpoints = [...byAddress.values()].map((e) => ({ ...e, probability: roundProbability(e.probability) }));
 
   const path: string[] = [];
   const seen = new Set<string>();
@@ -727,10 +741,6 @@ function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packe
       }
     }
   }
-  const notes = [...ctx.notes];
-  if (ctx.implicit.size > 0) {
-    notes.unshift(`the rules do not declare ${[...ctx.implicit].join(', ')}; kube-proxy's jumps into its chains were assumed there (kube-proxy installs them with iptables -I; kpc compile --standalone writes them)`);
-  }
   return {
     packet,
     verdict,
@@ -738,8 +748,8 @@ function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packe
     endpoints,
     masquerade: branches.some((b) => b.verdict === 'ACCEPT' && b.masquerade),
     path,
-    branches: branches.map((b) => ({ ...b, probability: round(b.probability) })),
-    affinity: [...ctx.affinity.values()],
+    branches: branches.map((b) => ({ ...b, probability: roundProbability(b.probability) })),
+    affinity: [...affinity],
     notes,
   };
 }
