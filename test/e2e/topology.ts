@@ -271,6 +271,11 @@ export async function createLab(): Promise<Lab> {
       'net.ipv4.conf.default.send_redirects': 0,
       'net.ipv4.conf.all.rp_filter': 0,
       'net.ipv4.conf.default.rp_filter': 0,
+      // REJECT answers with ICMP port-unreachable, which the kernel rate-limits per peer (a burst
+      // of 6, then one a second). Every scenario of the file rejects probes from the same pod, so
+      // without this a late scenario's third UDP probe gets no answer and looks "not refused".
+      'net.ipv4.icmp_ratelimit': 0,
+      'net.ipv6.icmp.ratelimit': 0,
       'net.bridge.bridge-nf-call-iptables?': 0,
       'net.bridge.bridge-nf-call-ip6tables?': 0,
     });
