@@ -12,12 +12,8 @@ package main
 // sorted by namespace, Service, address type, ports and first address (the controller's own
 // order of creation is its workers' and Go maps').
 //
-// Three things the fake clientset does not do are done here, as the API server would:
-//   - metadata.generateName: a reactor names each created slice generateName + a counter (the
-//     API server appends 5 random characters; names are not compared);
-//   - metadata.uid and generation: a created slice gets a UID and generation 1, an updated one
-//     the next generation (without them the controller's EndpointSliceTracker cannot see that
-//     its informer is behind its own writes, and now and then creates a slice twice);
+// What the fake clientset does not do is done as the API server would: names, UIDs and
+// generations of the slices written (fake_apiserver.go), and
 //   - the storage round trip of an empty map: a Service's `selector: {}` is stored as no
 //     selector (protobuf drops an empty map), so the controller never sees an empty selector.
 //
@@ -33,17 +29,14 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/kubernetes/pkg/controller/endpointslice"
 	utilnet "k8s.io/utils/net"
 )
@@ -109,35 +102,7 @@ func runEndpointSliceController(c *cluster, only map[string]bool) ([]*discoveryv
 		objs = append(objs, s.DeepCopy())
 	}
 	client := fake.NewSimpleClientset(objs...)
-	var counter atomic.Int64
-	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		slice, ok := action.(k8stesting.CreateAction).GetObject().(*discoveryv1.EndpointSlice)
-		if !ok {
-			return false, nil, nil
-		}
-		n := counter.Add(1)
-		if slice.Name == "" && slice.GenerateName != "" {
-			slice.Name = fmt.Sprintf("%s%05d", slice.GenerateName, n)
-		}
-		// The API server gives every new object a UID (rest.BeforeCreate) and a new slice
-		// generation 1 (the EndpointSlice strategy's PrepareForCreate). The controller's
-		// EndpointSliceTracker keys slices by UID and compares generations: without them it
-		// cannot tell that its informer has not yet seen the slices it just created, and a
-		// second sync in that window creates them again (duplicate slices).
-		if slice.UID == "" {
-			slice.UID = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n))
-		}
-		slice.Generation = 1
-		return false, nil, nil
-	})
-	// An update that changes a slice raises its generation (PrepareForUpdate); as the
-	// controller's own tests do (reconciler_test.go newClientset), every update counts.
-	client.PrependReactor("update", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if slice, ok := action.(k8stesting.UpdateAction).GetObject().(*discoveryv1.EndpointSlice); ok {
-			slice.Generation++
-		}
-		return false, nil, nil
-	})
+	actLikeAPIServerForEndpointSlices(client)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	factory := informers.NewSharedInformerFactory(client, 0)

@@ -61,4 +61,3 @@ func runGates() error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
-

@@ -3,15 +3,14 @@ package main
 // Legacy Endpoints: what the cluster turns them into. The real EndpointSlice mirroring
 // controller (pkg/controller/endpointslicemirroring, with its default 1000 endpoints per
 // subset) runs against client-go's fake clientset holding the input's Services, Endpoints and
-// EndpointSlices; the slices it creates are handed to kube-proxy like the others. The fake
-// clientset does not implement metadata.generateName, so a reactor names each created slice
-// generateName + a counter (the API server appends 5 random characters; kube-proxy only uses
-// the name as a key).
+// EndpointSlices; the slices it creates are handed to kube-proxy like the others. What the fake
+// clientset does not do (names from generateName, UIDs, generations) is done as the API server
+// would (fake_apiserver.go): without UIDs the controller's tracker could not see that its
+// informer is behind its own writes.
 
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
 )
 
@@ -39,14 +37,7 @@ func mirrorEndpoints(c *cluster) ([]*discoveryv1.EndpointSlice, error) {
 		objs = append(objs, s.DeepCopy())
 	}
 	client := fake.NewSimpleClientset(objs...)
-	var counter atomic.Int64
-	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		slice, ok := action.(k8stesting.CreateAction).GetObject().(*discoveryv1.EndpointSlice)
-		if ok && slice.Name == "" && slice.GenerateName != "" {
-			slice.Name = fmt.Sprintf("%s%05d", slice.GenerateName, counter.Add(1))
-		}
-		return false, nil, nil
-	})
+	actLikeAPIServerForEndpointSlices(client)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	factory := informers.NewSharedInformerFactory(client, 0)

@@ -1,0 +1,1 @@
+../src/fake_apiserver.go
