@@ -160,7 +160,11 @@ export async function loadAndList(texts: string | string[], family: NftFamily, t
 // Canonical listing (nft's text, ordered so that two loads of the same ruleset compare equal)
 // ---------------------------------------------------------------------------------------------
 
-/** Splits `a, b comment "x, y" : goto c, d` on the commas outside quotes and braces. */
+/**
+ * Splits `a, b comment "x, y" : goto c, d` on the commas outside quotes and braces. src/lang/
+ * nftables/read.ts has its own: kept apart on purpose, so that the kernel comparisons of the
+ * tests never normalise a listing with the reader they are checking.
+ */
 function splitTopLevel(s: string, sep = ','): string[] {
   const out: string[] = [];
   let depth = 0;
