@@ -213,7 +213,7 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
       notes.push(`from the node to ${formatIP(dst)}, an address of kube-ipvs0: the source is that address (the kernel's local route), as when a process on the node connects`);
     }
   }
-  const result = traceRuleSet(readRules(bundle.iptablesRules), packet, node, {
+  const result = traceRuleSet(readRules(bundle.iptablesRules, { lazy: true }), packet, node, {
     builtinJumps: IPVS_BUILTIN_JUMPS,
     localIPs: local,
     match(m, p) {

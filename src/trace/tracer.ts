@@ -534,7 +534,7 @@ function parseAddress(text: string, what: string): IP {
  * Throws a KpcError: previous.unreadable for text iptables-restore would refuse, query.unanswerable for a bad packet.
  */
 export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec): TraceResult {
-  return traceRuleSet(readRules(rulesText), packet, node);
+  return traceRuleSet(readRules(rulesText, { lazy: true }), packet, node);
 }
 
 export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec, ext?: TraceExtension): TraceResult {

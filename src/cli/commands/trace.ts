@@ -73,9 +73,13 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 }
 
 /** nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's. */
+/** Decided by the first line that is not blank or a comment (read without splitting 78 MB). */
 function isNftText(text: string): boolean {
-  for (const raw of text.split('\n')) {
-    const l = raw.trim();
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const l = text.slice(start, end).trim();
+    start = end + 1;
     if (l === '' || l.startsWith('#')) continue;
     return /^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{');
   }
@@ -158,9 +162,10 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       // nftables: kpc's transaction, or a node's nft list table / ruleset (text or -j JSON)
       result = traceNftState(readNftState(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE).state, packet, { ips: nodeIPs });
     } else {
-      const rules = readRules(rulesText);
-      if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
+      // Only the chains the packet goes through are parsed (and warned about).
+      const rules = readRules(rulesText, { lazy: true });
       result = traceRuleSet(rules, packet, { ips: nodeIPs });
+      if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
     }
   } catch (e) {
     if (isKpcError(e, 'previous.unreadable')) {

@@ -26,12 +26,76 @@ import { lineError } from '../line-error.js';
 
 const MAX_TEXT_BYTES = 256 * 1024 * 1024;
 
-export function readRules(text: string): RuleSet {
+export interface ReadOptions {
+  /**
+   * Parse a chain's appended rules only when they are first asked for: `kpc trace` follows a
+   * handful of a node's 780,000 rules. Exact for what is read: an append waits only while
+   * nothing can change how it parses (the table's chains); a declaration, any other command,
+   * or an append to an undeclared chain first parses every rule of the table that waits. A
+   * rule nobody asks for is never checked, and its warnings (a jump to an undeclared chain)
+   * appear when it is parsed.
+   */
+  lazy?: boolean;
+}
+
+/** A chain whose appended rules are parsed on first use (ReadOptions.lazy). */
+class LazyChain implements Chain {
+  /** The appends not yet parsed, three numbers each: line number, start and end in the text. */
+  waiting: number[] = [];
+  private parsed: Rule[] = [];
+  constructor(
+    readonly table: Table,
+    readonly name: string,
+    readonly builtin: boolean,
+    public policy: string,
+    public line: number,
+    private readonly parse: (chain: LazyChain, lineNo: number, start: number, end: number) => void,
+  ) {}
+
+  get rules(): Rule[] {
+    if (this.waiting.length > 0) {
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (let i = 0; i < waiting.length; i += 3) this.parse(this, waiting[i]!, waiting[i + 1]!, waiting[i + 2]!);
+    }
+    return this.parsed;
+  }
+
+  set rules(rules: Rule[]) {
+    this.waiting = [];
+    this.parsed = rules;
+  }
+}
+
+const APPEND = /^(?:-A|--append)\s+(\S+)/;
+
+export function readRules(text: string, options: ReadOptions = {}): RuleSet {
   if (text.length > MAX_TEXT_BYTES) throw lineError(0, 'the rules text is too large');
   const tables = new Map<string, Table>();
   const warnings: string[] = [];
   let table: Table | undefined;
-  const lines = text.split('\n');
+  /** Per table, its chains with appends waiting (lazy reading). */
+  const waitingIn = new Map<Table, Set<LazyChain>>();
+
+  const parseWaiting = (chain: LazyChain, lineNo: number, start: number, end: number) => {
+    const line = withoutCounters(text.slice(start, end).replace(/\r$/, '').trim());
+    appendRule(chain.table, chain, tokensOf(line, lineNo), line, lineNo);
+  };
+  const newChain = (t: Table, name: string, builtin: boolean, policy: string, line: number): Chain =>
+    options.lazy ? new LazyChain(t, name, builtin, policy, line, parseWaiting) : { name, builtin, policy, rules: [], line };
+  const waitFor = (t: Table, chain: LazyChain, lineNo: number, start: number, end: number) => {
+    chain.waiting.push(lineNo, start, end);
+    let chains = waitingIn.get(t);
+    if (!chains) waitingIn.set(t, (chains = new Set()));
+    chains.add(chain);
+  };
+  /** Before anything that could change how a waiting append parses. */
+  const settle = (t: Table) => {
+    const chains = waitingIn.get(t);
+    if (!chains) return;
+    waitingIn.delete(t);
+    for (const c of chains) void c.rules;
+  };
 
   const chainOf = (t: Table, name: string, lineNo: number, create: boolean): Chain => {
     let chain = t.chains.get(name);
@@ -39,15 +103,72 @@ export function readRules(text: string): RuleSet {
       if (!create) throw lineError(lineNo, `chain ${name} does not exist in table ${t.name}`);
       const builtin = isBuiltinChain(t.name, name);
       if (!builtin) warnings.push(`line ${lineNo}: chain ${name} was used without a declaration in table ${t.name}`);
-      chain = { name, builtin, policy: builtin ? 'ACCEPT' : '-', rules: [], line: 0 };
+      chain = newChain(t, name, builtin, builtin ? 'ACCEPT' : '-', 0);
       t.chains.set(name, chain);
     }
     return chain;
   };
 
-  for (let n = 0; n < lines.length; n++) {
-    const lineNo = n + 1;
-    let line = lines[n]!.replace(/\r$/, '').trim();
+  /** -A / -I: the rule at `position` (default: the end). */
+  const appendRule = (t: Table, chain: Chain, tokens: Token[], line: string, lineNo: number, insert = false) => {
+    const arg = tokens[1]!.text;
+    let rest = tokens.slice(2);
+    let position = chain.rules.length;
+    let spec = line.slice(line.indexOf(arg) + arg.length).trim();
+    if (insert) {
+      position = 0;
+      if (rest[0] && /^\d+$/.test(rest[0].text) && !rest[0].quoted) {
+        position = Math.max(0, Math.min(chain.rules.length, Number(rest[0].text) - 1));
+        rest = rest.slice(1);
+        spec = spec.replace(/^\d+\s*/, '');
+      }
+    }
+    let parsed;
+    try {
+      parsed = parseRuleArgs(rest, (name) => t.chains.has(name));
+    } catch (e) {
+      if (isKpcError(e, 'previous.unreadable')) throw lineError(lineNo, `${e.message} (in: ${line})`);
+      throw e;
+    }
+    const rule: Rule = { table: t.name, chain: chain.name, index: 0, line: lineNo, spec, ...parsed };
+    if (position === chain.rules.length) {
+      chain.rules.push(rule);
+      rule.index = chain.rules.length;
+    } else {
+      chain.rules.splice(position, 0, rule);
+      chain.rules.forEach((r, k) => (r.index = k + 1));
+    }
+    if (rule.target?.kind === 'chain' && !t.chains.has(rule.target.chain)) {
+      warnings.push(`line ${lineNo}: jump to chain ${rule.target.chain}, which is not declared in table ${t.name}`);
+    }
+  };
+
+  let lineNo = 0;
+  let last: { table: Table; name: string; chain: LazyChain } | undefined;
+  for (let start = 0; start <= text.length; ) {
+    lineNo++;
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const from = start;
+    start = end + 1;
+    // The common line of a big file, `-A CHAIN ...` at the start of the line, waits unread.
+    if (options.lazy && table && text.startsWith('-A ', from)) {
+      // Rules come grouped by chain (iptables-save, kpc): most lines name the last line's chain.
+      let chain: Chain | undefined;
+      if (last && last.table === table && text.startsWith(last.name, from + 3) && text.charCodeAt(from + 3 + last.name.length) === 32) chain = last.chain;
+      else {
+        const nameEnd = text.indexOf(' ', from + 3);
+        const name = nameEnd > from + 3 && nameEnd < end ? text.slice(from + 3, nameEnd) : '';
+        chain = table.chains.get(name);
+        last = chain instanceof LazyChain ? { table, name, chain } : undefined;
+      }
+      if (chain instanceof LazyChain) {
+        waitFor(table, chain, lineNo, from, end);
+        continue;
+      }
+    }
+    last = undefined; // what follows may declare (and so replace) a chain
+    let line = text.slice(from, end).replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
       if (table) throw lineError(lineNo, `table ${line.slice(1)} starts before COMMIT of table ${table.name}`);
@@ -62,6 +183,18 @@ export function readRules(text: string): RuleSet {
       table = undefined;
       continue;
     }
+    line = withoutCounters(line);
+
+    if (options.lazy) {
+      const append = APPEND.exec(line);
+      const chain = append ? table.chains.get(append[1]!) : undefined;
+      if (chain instanceof LazyChain) {
+        waitFor(table, chain, lineNo, from, end);
+        continue;
+      }
+      settle(table);
+    }
+
     if (line.startsWith(':')) {
       const m = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/.exec(line);
       if (!m) throw lineError(lineNo, `"${line}" is not a chain line (:CHAIN POLICY [packets:bytes])`);
@@ -69,20 +202,11 @@ export function readRules(text: string): RuleSet {
       const builtin = isBuiltinChain(table.name, name);
       const existing = table.chains.get(name);
       // Declaring a chain in restore input flushes it.
-      table.chains.set(name, { name, builtin, policy: builtin ? m[2]! : '-', rules: [], line: existing?.line || lineNo });
+      table.chains.set(name, newChain(table, name, builtin, builtin ? m[2]! : '-', existing?.line || lineNo));
       continue;
     }
-    // iptables-save -c puts the counters first.
-    const counters = /^\[\d+:\d+\]\s+/.exec(line);
-    if (counters) line = line.slice(counters[0].length);
 
-    let tokens: Token[];
-    try {
-      tokens = tokenize(line);
-    } catch (e) {
-      if (isKpcError(e, 'previous.unreadable')) throw e.atLine(lineNo);
-      throw e;
-    }
+    const tokens = tokensOf(line, lineNo);
     const cmd = tokens[0]?.text ?? '';
     const arg = tokens[1]?.text;
     switch (cmd) {
@@ -91,43 +215,13 @@ export function readRules(text: string): RuleSet {
       case '-I':
       case '--insert': {
         if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
-        const chain = chainOf(table, arg, lineNo, true);
-        let rest = tokens.slice(2);
-        let position = chain.rules.length;
-        let spec = line.slice(line.indexOf(arg) + arg.length).trim();
-        if (cmd === '-I' || cmd === '--insert') {
-          position = 0;
-          if (rest[0] && /^\d+$/.test(rest[0].text) && !rest[0].quoted) {
-            position = Math.max(0, Math.min(chain.rules.length, Number(rest[0].text) - 1));
-            rest = rest.slice(1);
-            spec = spec.replace(/^\d+\s*/, '');
-          }
-        }
-        const t = table;
-        let parsed;
-        try {
-          parsed = parseRuleArgs(rest, (name) => t.chains.has(name));
-        } catch (e) {
-          if (isKpcError(e, 'previous.unreadable')) throw lineError(lineNo, `${e.message} (in: ${line})`);
-          throw e;
-        }
-        const rule: Rule = { table: table.name, chain: chain.name, index: 0, line: lineNo, spec, ...parsed };
-        if (position === chain.rules.length) {
-          chain.rules.push(rule);
-          rule.index = chain.rules.length;
-        } else {
-          chain.rules.splice(position, 0, rule);
-          chain.rules.forEach((r, k) => (r.index = k + 1));
-        }
-        if (rule.target?.kind === 'chain' && !table.chains.has(rule.target.chain)) {
-          warnings.push(`line ${lineNo}: jump to chain ${rule.target.chain}, which is not declared in table ${table.name}`);
-        }
+        appendRule(table, chainOf(table, arg, lineNo, true), tokens, line, lineNo, cmd === '-I' || cmd === '--insert');
         break;
       }
       case '-N':
       case '--new-chain': {
         if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
-        if (!table.chains.has(arg)) table.chains.set(arg, { name: arg, builtin: false, policy: '-', rules: [], line: lineNo });
+        if (!table.chains.has(arg)) table.chains.set(arg, newChain(table, arg, false, '-', lineNo));
         break;
       }
       case '-X':
@@ -158,6 +252,21 @@ export function readRules(text: string): RuleSet {
         throw lineError(lineNo, `"${line.length > 60 ? line.slice(0, 60) + '...' : line}" is not an iptables-restore line`);
     }
   }
-  if (table) throw lineError(lines.length, `table ${table.name} has no COMMIT`);
+  if (table) throw lineError(lineNo, `table ${table.name} has no COMMIT`);
   return { tables, warnings };
+}
+
+/** iptables-save -c puts the counters first. */
+function withoutCounters(line: string): string {
+  const counters = /^\[\d+:\d+\]\s+/.exec(line);
+  return counters ? line.slice(counters[0].length) : line;
+}
+
+function tokensOf(line: string, lineNo: number): Token[] {
+  try {
+    return tokenize(line);
+  } catch (e) {
+    if (isKpcError(e, 'previous.unreadable')) throw e.atLine(lineNo);
+    throw e;
+  }
 }
