@@ -9,7 +9,7 @@
 import type { EndpointSlice, Service } from '../parser/k8s/types.js';
 import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
-import { compareStrings } from './topology.js';
+import { compareStrings } from '../go/strings.js';
 import { goTrimSpace } from '../go/strings.js';
 import type { ReleaseBehaviour } from '../releases/index.js';
 

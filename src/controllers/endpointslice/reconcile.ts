@@ -15,6 +15,7 @@
  * needs several; ports keep the controller's own order (sorted by their hash, releases.ts).
  */
 
+import { compareStrings } from '../../go/strings.js';
 import type { Node, Pod, Service } from '../../parser/k8s/types.js';
 import { fnv128a, md5, spewEndpointPort } from './hash.js';
 import { addTrafficDistributionHints, hintsMode } from './hints.js';
@@ -62,11 +63,6 @@ export function addressTypesOf(svc: Service): Array<'IPv4' | 'IPv6'> {
   const ip = svc.spec.clusterIP;
   if (ip !== '' && ip !== 'None') return [ip.includes(':') ? 'IPv6' : 'IPv4'];
   return ['IPv4', 'IPv6'];
-}
-
-/** Go's string order (bytes; these are ASCII). */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 const RESERVED_LABELS = new Set([SERVICE_NAME_LABEL, MANAGED_BY_LABEL, HEADLESS_LABEL]);

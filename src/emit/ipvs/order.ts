@@ -23,10 +23,8 @@ export function compareIPValues(pa: IP, pb: IP): number {
   return 0;
 }
 
-/** Byte-wise string order: Go's sort.Strings, which kube-proxy's sets.List() uses. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** Byte-wise string order: Go's sort.Strings, which kube-proxy's sets.List() uses (re-exported for diff/ipvs). */
+export { compareStrings } from '../../go/strings.js';
 
 /**
  * glibc's qsort (msort_with_tmp, glibc ≤2.36 and again from 2.39): a top-down merge sort that
