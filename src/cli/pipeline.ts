@@ -8,7 +8,7 @@ import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostic
 import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
-import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
+import { mirrorEndpoints } from '../controllers/endpointslicemirroring/index.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
 import { buildIR } from '../ir/build.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeObject } from '../../../src/parser/k8s/decode.js';
-import { mirrorEndpoints } from '../../../src/parser/k8s/endpoints-mirroring.js';
+import { mirrorEndpoints } from '../../../src/controllers/endpointslicemirroring/index.js';
 import type { Endpoints, Service } from '../../../src/parser/k8s/types.js';
-import { endpoints, LEGACY, ok, render, service, type Raw } from './helpers.js';
+import { endpoints, LEGACY, ok, render, service, type Raw } from '../../parser/k8s/helpers.js';
 
 function ep(change: (e: Raw) => void = () => {}): Endpoints {
   const e = endpoints();

@@ -17,9 +17,9 @@
 import type { FieldError } from '../../diagnostics.js';
 import { fieldWarning } from '../../diagnostics.js';
 import { formatIP, parseIP } from '../../net/ip.js';
-import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './model/endpoint-slice.js';
-import type { Endpoint, EndpointAddress, EndpointPort, EndpointSlice, Endpoints, Service } from './types.js';
-import { nameIsDNSSubdomain } from './validate/names.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../parser/k8s/model/endpoint-slice.js';
+import type { Endpoint, EndpointAddress, EndpointPort, EndpointSlice, Endpoints, Service } from '../../parser/k8s/types.js';
+import { endpointSlicePrefix, generatedName } from '../endpointslice/names.js';
 
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.k8s.io';
 export const SKIP_MIRROR_LABEL = 'endpointslice.kubernetes.io/skip-mirror';
@@ -53,24 +53,6 @@ function skipReason(ep: Endpoints, service: Service | undefined): string | undef
     return `Service ${id} has a selector: its EndpointSlices come from the EndpointSlice controller, not from Endpoints`;
   }
   return undefined;
-}
-
-/** util/rand's alphabet (no vowels, no look-alikes), which generateName suffixes use. */
-const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
-
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text, 'utf8')) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
-
-/** getEndpointSlicePrefix plus SimpleNameGenerator's shape: base cut to 58, then 5 characters. */
-function sliceName(endpointsName: string, seed: string): string {
-  const dashed = `${endpointsName}-`;
-  const prefix = nameIsDNSSubdomain(dashed, true).length === 0 ? dashed : endpointsName;
-  let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += ALPHANUMS[fnv1a(`${seed}/${i}`) % ALPHANUMS.length];
-  return `${prefix.slice(0, 58)}${suffix}`;
 }
 
 function sortedPorts(ports: Endpoints['subsets'][number]['ports']): EndpointPort[] {
@@ -162,7 +144,8 @@ export function mirrorEndpoints(ep: Endpoints, service: Service | undefined, opt
     slices.push({
       kind: 'EndpointSlice',
       metadata: {
-        name: sliceName(ep.metadata.name, `${ep.metadata.namespace}/${ep.metadata.name} ${key}`),
+        // getEndpointSlicePrefix (mirroring's is the EndpointSlice controller's) and generateName.
+        name: generatedName(endpointSlicePrefix(ep.metadata.name), `${ep.metadata.namespace}/${ep.metadata.name} ${key}`),
         namespace: ep.metadata.namespace,
         labels,
         annotations,
