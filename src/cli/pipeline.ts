@@ -208,7 +208,7 @@ export interface Partitioned {
  * EndpointSlice controller, --endpoints-from) and convert legacy Endpoints to slices (the
  * mirroring controller).
  */
-export function partitionObjects(objects: readonly LoadedObject[], opts: { endpointsFrom?: EndpointsFrom; release?: ControllerVersion } = {}): Partitioned {
+export function partitionObjects(objects: readonly LoadedObject[], opts: { endpointsFrom?: EndpointsFrom; release: ControllerVersion }): Partitioned {
   const services: Service[] = [];
   const given: EndpointSlice[] = [];
   const nodes: Node[] = [];
@@ -237,7 +237,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
         break;
     }
   }
-  const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', ...(opts.release ? { release: opts.release } : {}) });
+  const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', release: opts.release });
   const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
   // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
   // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no

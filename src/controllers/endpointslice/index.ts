@@ -33,8 +33,8 @@ export interface DeriveInput {
 
 export interface DeriveOptions {
   endpointsFrom: EndpointsFrom;
-  /** The controller release (default 1.34, the release kpc reproduces). */
-  release?: ControllerVersion;
+  /** The controller release: kube-controller-manager's, taken to be the kube-proxy release's (--kube-proxy-version). */
+  release: ControllerVersion;
 }
 
 export interface ServiceDerivation {
@@ -60,7 +60,7 @@ function serviceKey(namespace: string, name: string): string {
 
 export function deriveEndpointSlices(input: DeriveInput, opts: DeriveOptions): DeriveResult {
   if (opts.endpointsFrom === 'slices') return { derived: [], kept: [...input.slices], services: [] };
-  const release = RELEASES[opts.release ?? '1.34'];
+  const release = RELEASES[opts.release];
   const podsByNamespace = new Map<string, Pod[]>();
   for (const p of input.pods) {
     const list = podsByNamespace.get(p.metadata.namespace);
