@@ -247,7 +247,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   for (const ep of legacy) {
     const key = `${ep.metadata.namespace}/${ep.metadata.name}`;
     if (withSlices.has(key)) continue;
-    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
+    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release: opts.release }).slices);
   }
   return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
 }

@@ -17,7 +17,7 @@
 
 import { compareStrings } from '../../go/strings.js';
 import type { Node, Pod, Service } from '../../parser/k8s/types.js';
-import { fnv128a, md5, spewEndpointPort } from './hash.js';
+import { portsInOrder } from './hash.js';
 import { addTrafficDistributionHints, hintsMode } from './hints.js';
 import { CONTROLLER_NAME, HEADLESS_LABEL, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type DerivedEndpoint, type DerivedEndpointPort, type DerivedEndpointSlice, type OwnerReference } from './model.js';
 import { endpointSlicePrefix, generatedName } from './names.js';
@@ -92,10 +92,8 @@ function ownerReference(svc: Service): OwnerReference {
 
 /** NewPortMapKey's sort (portsInOrder): by the hash of each port, the release's hash. */
 function sortPorts(ports: DerivedEndpointPort[], release: ControllerRelease): { ports: DerivedEndpointPort[]; key: string } {
-  const hash = release.hash === 'md5' ? md5 : fnv128a;
-  const keyed = ports.map((p) => ({ p, h: hash(spewEndpointPort(p)) }));
-  keyed.sort((a, b) => compareStrings(a.h, b.h));
-  return { ports: keyed.map((k) => k.p), key: keyed.map((k) => k.h).join(',') };
+  const keyed = portsInOrder(ports, release.hash);
+  return { ports: keyed.map((k) => k.port), key: keyed.map((k) => k.hash).join(',') };
 }
 
 /** The order kpc gives endpoints (the controller's is a Go map's). */
