@@ -240,6 +240,15 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * Go's net.JoinHostPort: `10.96.0.1:443`, `[fd00::1]:443` (a host with a colon is bracketed).
+ * The one home of that text in kpc; trace/ still has its own copies (tracer.ts, nftables.ts,
+ * ipvs.ts), to move here when trace/ is free.
+ */
+export function formatHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 /** Go's net.IP.String(): dotted decimal, or RFC 5952 with the first longest zero run as `::`. */
 export function formatIP(ip: IP): string {
   const b = ip.bytes;

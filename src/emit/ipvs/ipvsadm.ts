@@ -18,7 +18,7 @@
  */
 
 import type { Protocol, ProxyKnobs } from '../../ir/model.js';
-import type { IP, IPFamily } from '../../net/ip.js';
+import { formatHostPort, type IP, type IPFamily } from '../../net/ip.js';
 import { compareIPValues, glibcMergeSort } from './order.js';
 import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, unsafeOutput } from './safe-text.js';
 import type { IpvsState, RealServer, VirtualServer } from './state.js';
@@ -86,7 +86,7 @@ export function sortRealServers(list: readonly RealServer[]): RealServer[] {
 function hostPort(ip: string, port: number, family: IPFamily): string {
   safeIP(ip, family);
   safePort(port);
-  return family === 'IPv6' ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return formatHostPort(ip, port);
 }
 
 /** `-t 10.96.0.1:443`, `-u [fd00::a]:53`, `--sctp-service 10.96.0.5:80`. */
