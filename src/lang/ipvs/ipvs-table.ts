@@ -14,7 +14,7 @@
  * fwmark services `fwmark:100` (kube-proxy never makes them; they are read and left alone).
  */
 
-import { formatHostPort, formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
+import { compareIPs, formatHostPort, formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { lineError } from '../line-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -313,12 +313,7 @@ export function compareAddresses(a: { ip?: string; port?: number }, b: { ip?: st
   const pa = parsedIP(a.ip);
   const pb = parsedIP(b.ip);
   if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
-  if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
-  for (let i = 0; i < pa.bytes.length; i++) {
-    const d = pa.bytes[i]! - pb.bytes[i]!;
-    if (d !== 0) return d;
-  }
-  return (a.port ?? 0) - (b.port ?? 0);
+  return compareIPs(pa, pb) || (a.port ?? 0) - (b.port ?? 0);
 }
 
 const PROTOCOL_RANK: Readonly<Record<IpvsProtocol, number>> = { TCP: 0, UDP: 1, SCTP: 2 };
