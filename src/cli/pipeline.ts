@@ -9,6 +9,7 @@ import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { mirrorEndpoints } from '../controllers/endpointslicemirroring/index.js';
+import { SERVICE_NAME_LABEL } from '../parser/k8s/model/endpoint-slice.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
 import { buildIR } from '../ir/build.js';
@@ -242,7 +243,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
   // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
   // EndpointSlice at all, so manifests that carry both are not counted twice.
-  const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels['kubernetes.io/service-name'] ?? ''}`));
+  const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels[SERVICE_NAME_LABEL] ?? ''}`));
   const serviceByKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
   for (const ep of legacy) {
     const key = `${ep.metadata.namespace}/${ep.metadata.name}`;

@@ -13,7 +13,8 @@
 
 import { compareStrings } from '../../go/strings.js';
 import type { EndpointSlice, Node, Pod, Service } from '../../parser/k8s/types.js';
-import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type DerivedEndpointSlice } from './model.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../parser/k8s/model/endpoint-slice.js';
+import { CONTROLLER_NAME, type DerivedEndpointSlice } from './model.js';
 import { reconciledByController, reconcileService, type ServiceSlices } from './reconcile.js';
 import { RELEASES, type ControllerVersion } from './releases.js';
 import { topologyCacheFor, type TopologyOutcome } from './topology.js';

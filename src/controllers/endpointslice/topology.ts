@@ -19,7 +19,8 @@
 import { compareStrings } from '../../go/strings.js';
 import { addQuantities, isZeroQuantity, milliValue, parseQuantity, type Quantity } from '../../parser/k8s/quantity.js';
 import type { Node } from '../../parser/k8s/types.js';
-import { ZONE_LABEL, type DerivedEndpointSlice } from './model.js';
+import { ZONE_LABEL } from '../../parser/k8s/model/node.js';
+import type { DerivedEndpointSlice } from './model.js';
 
 /** overloadThreshold: the most overload any one endpoint should be exposed to. */
 const OVERLOAD_THRESHOLD = 0.2;
