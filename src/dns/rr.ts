@@ -74,11 +74,6 @@ export function compareRData(a: RData, b: RData): number {
   return compareStrings(rdataText(a), rdataText(b));
 }
 
-/** The same record (owner, type and data; TTL aside). */
-export function sameRR(a: RR, b: RR): boolean {
-  return a.name === b.name && a.data.type === b.data.type && rdataText(a.data) === rdataText(b.data);
-}
-
 /** Drop repeated records, keeping the first. */
 export function dedupRRs(rrs: readonly RR[]): RR[] {
   const seen = new Set<string>();
