@@ -8,7 +8,8 @@ import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostic
 import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
-import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
+import { mirrorEndpoints } from '../controllers/endpointslicemirroring/index.js';
+import { SERVICE_NAME_LABEL } from '../parser/k8s/model/endpoint-slice.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
 import { buildIR } from '../ir/build.js';
@@ -208,7 +209,7 @@ export interface Partitioned {
  * EndpointSlice controller, --endpoints-from) and convert legacy Endpoints to slices (the
  * mirroring controller).
  */
-export function partitionObjects(objects: readonly LoadedObject[], opts: { endpointsFrom?: EndpointsFrom; release?: ControllerVersion } = {}): Partitioned {
+export function partitionObjects(objects: readonly LoadedObject[], opts: { endpointsFrom?: EndpointsFrom; release: ControllerVersion }): Partitioned {
   const services: Service[] = [];
   const given: EndpointSlice[] = [];
   const nodes: Node[] = [];
@@ -237,17 +238,17 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
         break;
     }
   }
-  const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', ...(opts.release ? { release: opts.release } : {}) });
+  const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', release: opts.release });
   const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
   // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
   // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
   // EndpointSlice at all, so manifests that carry both are not counted twice.
-  const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels['kubernetes.io/service-name'] ?? ''}`));
+  const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels[SERVICE_NAME_LABEL] ?? ''}`));
   const serviceByKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
   for (const ep of legacy) {
     const key = `${ep.metadata.namespace}/${ep.metadata.name}`;
     if (withSlices.has(key)) continue;
-    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key)).slices);
+    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release: opts.release }).slices);
   }
   return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
 }

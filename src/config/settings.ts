@@ -7,6 +7,7 @@
  */
 
 import type { DetectLocalMode, ProxySettings } from '../ir/context.js';
+import { ZONE_LABEL } from '../parser/k8s/model/node.js';
 import type { Node } from '../parser/k8s/types.js';
 import { canonicalIP } from '../net/ip.js';
 import { usageError } from '../errors.js';
@@ -92,7 +93,7 @@ export function resolveSettings(config: KubeProxyConfig, flags: NodeHostFlags, n
     release,
     nodeName: name,
     nodeIPs,
-    nodeZone: node?.metadata.labels['topology.kubernetes.io/zone'] ?? '',
+    nodeZone: node?.metadata.labels[ZONE_LABEL] ?? '',
     podCIDRs: node ? (node.spec.podCIDRs.length > 0 ? node.spec.podCIDRs : node.spec.podCIDR ? [node.spec.podCIDR] : []) : [],
     clusterCIDRs: config.clusterCIDR === '' ? [] : config.clusterCIDR.split(','),
     detectLocalMode: config.detectLocalMode as DetectLocalMode,

@@ -17,6 +17,8 @@
  */
 
 import type { IP } from '../net/ip.js';
+import { CONTROLLER_NAME as ENDPOINTSLICE_CONTROLLER } from '../controllers/endpointslice/model.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../parser/k8s/model/endpoint-slice.js';
 import type { EndpointSlice, Service, ServiceType } from '../parser/k8s/types.js';
 import { goIPString, goParseIP, joinName } from './names.js';
 
@@ -26,9 +28,6 @@ export const DNS_VERSION_TTL = 28800;
 /** The kubernetes plugin's `ttl` default (kubernetes.go defaultTTL). */
 export const DEFAULT_TTL = 5;
 
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
-const ENDPOINTSLICE_CONTROLLER = 'endpointslice-controller.k8s.io';
 
 export type PodMode = 'insecure' | 'disabled';
 

@@ -11,6 +11,7 @@
 
 import { formatIP, parseIP, type IP } from '../net/ip.js';
 import { KpcError } from '../errors.js';
+import { isDNS1123Subdomain } from '../parser/k8s/validate/names.js';
 
 /** A name that cannot be a DNS name (callers add what it was for). */
 export function dnsNameError(message: string): KpcError {
@@ -87,6 +88,22 @@ export function parseDomain(text: string): string {
   const t = text.endsWith('.') ? text.slice(0, -1) : text;
   if (t === '') throw dnsNameError('an empty domain name');
   return joinName(t.split('.'), '.');
+}
+
+/**
+ * The cluster domain (`--cluster-domain cluster.local`), as parseDomain returns it, accepted only
+ * when it is a lowercase RFC 1123 subdomain (apimachinery's IsDNS1123Subdomain; one trailing dot
+ * allowed, the absolute form CoreDNS's zones take). kubelet's own validation
+ * (ValidateKubeletConfiguration) does not look at clusterDomain; kubeadm's ValidateNetworking
+ * checks its networking.dnsDomain, the value it gives kubelet, with ValidateDNS1123Subdomain. So
+ * `a/b`, `a_b`, `Cluster.Local` or `a..b` are refused here rather than escaped into a zone's
+ * name (and `-o DIR`'s file name).
+ */
+export function parseClusterDomain(text: string): string {
+  const t = text.endsWith('.') ? text.slice(0, -1) : text;
+  const errs = isDNS1123Subdomain(t);
+  if (errs.length > 0) throw dnsNameError(errs.join('; '));
+  return parseDomain(t);
 }
 
 /** True when `name` is `zone` or below it (names in presentation form, lower case). */

@@ -3,6 +3,7 @@
  * dig) form, and one order for printing them.
  */
 
+import { compareStrings } from '../go/strings.js';
 import { formatIP, type IP } from '../net/ip.js';
 
 export type RRType = 'A' | 'AAAA' | 'CNAME' | 'SRV' | 'PTR' | 'TXT' | 'NS' | 'SOA';
@@ -69,17 +70,8 @@ export function compareRData(a: RData, b: RData): number {
   const t = RR_TYPES.indexOf(a.type) - RR_TYPES.indexOf(b.type);
   if (t !== 0) return t;
   if ((a.type === 'A' || a.type === 'AAAA') && (b.type === 'A' || b.type === 'AAAA')) return compareBytes(a.ip.bytes, b.ip.bytes);
-  if (a.type === 'SRV' && b.type === 'SRV') return a.port - b.port || compareText(a.target, b.target) || a.weight - b.weight;
-  return compareText(rdataText(a), rdataText(b));
-}
-
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** The same record (owner, type and data; TTL aside). */
-export function sameRR(a: RR, b: RR): boolean {
-  return a.name === b.name && a.data.type === b.data.type && rdataText(a.data) === rdataText(b.data);
+  if (a.type === 'SRV' && b.type === 'SRV') return a.port - b.port || compareStrings(a.target, b.target) || a.weight - b.weight;
+  return compareStrings(rdataText(a), rdataText(b));
 }
 
 /** Drop repeated records, keeping the first. */

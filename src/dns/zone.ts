@@ -27,10 +27,11 @@
  * other through a DNS server loaded with these files.
  */
 
+import { compareStrings } from '../go/strings.js';
 import { formatIP, type IP } from '../net/ip.js';
 import { DNS_SCHEMA_VERSION, DNS_VERSION_TTL, endpointHostname, serviceKey, serviceName, type DnsAddress, type DnsCluster, type DnsEndpoints, type DnsService } from './model.js';
 import { goIPString, goParseIP, isSubdomain, joinName, relativeName, reverseName, reverseZone } from './names.js';
-import { compareRData, compareText, rdataText, type RR } from './rr.js';
+import { compareRData, rdataText, type RR } from './rr.js';
 
 export interface ZoneGroup {
   /** A comment line above the group (`; shop/db: headless`). */
@@ -108,7 +109,7 @@ function endpointGroups(base: string, ttl: number, ps: Pair[]): RR[][] {
     if (list) list.push(p);
     else byHost.set(p.host, [p]);
   }
-  return [...byHost.keys()].sort(compareText).map((host) => {
+  return [...byHost.keys()].sort(compareStrings).map((host) => {
     const name = joinName([host], base);
     const list = byHost.get(host)!;
     return nameRecords(
@@ -149,7 +150,7 @@ function serviceGroup(c: DnsCluster, svc: DnsService): ZoneGroup | undefined {
       if (list) list.push(p);
       else named.set(key, [p]);
     }
-    for (const key of [...named.keys()].sort(compareText)) {
+    for (const key of [...named.keys()].sort(compareStrings)) {
       const list = named.get(key)!;
       const [port, proto] = key.split('.') as [string, string];
       records.push(...nameRecords(joinName([port, proto], base), ttl, list.map((p) => p.ip), list.map((p) => ({ target: joinName([p.host], base), port: p.port.port }))));
@@ -161,7 +162,7 @@ function serviceGroup(c: DnsCluster, svc: DnsService): ZoneGroup | undefined {
   const entries = svc.ports.flatMap((p) => ips.map(() => ({ target: base, port: p.port })));
   records.push(...nameRecords(base, ttl, ips, entries));
   const named = svc.ports.filter((p) => p.name !== '').map((p) => ({ p, labels: [`_${p.name.toLowerCase()}`, `_${p.protocol.toLowerCase()}`] }));
-  named.sort((a, b) => compareText(a.labels.join('.'), b.labels.join('.')));
+  named.sort((a, b) => compareStrings(a.labels.join('.'), b.labels.join('.')));
   for (const { p, labels } of named) {
     records.push(...nameRecords(joinName(labels, base), ttl, ips, ips.map(() => ({ target: base, port: p.port }))));
   }
@@ -170,7 +171,7 @@ function serviceGroup(c: DnsCluster, svc: DnsService): ZoneGroup | undefined {
 }
 
 function nsTargets(c: DnsCluster): string[] {
-  const names = [...new Set(c.nsAddrs.map((a) => a.name))].sort(compareText);
+  const names = [...new Set(c.nsAddrs.map((a) => a.name))].sort(compareStrings);
   return names.length > 0 ? names : [`ns.dns.${c.options.zone}`];
 }
 
@@ -255,7 +256,7 @@ function reverseZones(c: DnsCluster): Zone[] {
     const records: RR[] = [];
     const trailing: (string | undefined)[] = [];
     for (const e of list) {
-      for (const t of [...e.targets].sort(compareText)) {
+      for (const t of [...e.targets].sort(compareStrings)) {
         records.push({ name: reverseName(e.ip), ttl, data: { type: 'PTR', target: t } });
         trailing.push(formatIP(e.ip));
       }

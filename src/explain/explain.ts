@@ -20,7 +20,7 @@ import { externallyAccessible } from '../ir/service-port.js';
 import type { EndpointCategories } from '../ir/topology.js';
 import { planContext, planServicePort, type ServicePortPlan } from '../ir/plan.js';
 import { endpointChainName, servicePortChains } from '../emit/iptables/chain-names.js';
-import { parseIP } from '../net/ip.js';
+import { formatHostPort, parseIP } from '../net/ip.js';
 import { addressMatches, parseAddressSpec } from '../lang/iptables/address.js';
 import type { Match, Rule, RuleSet } from '../lang/iptables/model.js';
 import { readRules } from '../lang/iptables/read.js';
@@ -256,10 +256,6 @@ function protoOf(sp: ServicePort): string {
   return sp.protocol.toLowerCase();
 }
 
-function hostPort(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
-
 function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): ExplainedPort {
   const { sp, categories: cat } = plan;
   const own = ownChains(plan);
@@ -291,7 +287,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
         : 'never (no local-traffic detector)';
     const notes: string[] = [];
     if (sp.stickySeconds !== undefined) notes.push(`session affinity ClientIP: a client returns to its endpoint for ${sp.stickySeconds}s (recent lists)`);
-    const title = `cluster IP ${hostPort(sp.clusterIP, sp.port)}/${proto}`;
+    const title = `cluster IP ${formatHostPort(sp.clusterIP, sp.port)}/${proto}`;
     const { rules, shared } = withChains(rs, entry, title, listed);
     entries.push({
       kind: 'cluster-ip',
@@ -320,7 +316,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
   for (const ip of sp.externalIPs) {
     external(
       'external-ip',
-      `external IP ${hostPort(ip, sp.port)}/${proto}`,
+      `external IP ${formatHostPort(ip, sp.port)}/${proto}`,
       [...mine('nat', 'KUBE-SERVICES'), ...mine('filter', 'KUBE-EXTERNAL-SERVICES')].filter((r) => hasDestination(r, ip)),
       [],
     );
@@ -332,7 +328,7 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
     }
     external(
       'load-balancer-ip',
-      `load-balancer IP ${hostPort(ip, sp.port)}/${proto}`,
+      `load-balancer IP ${formatHostPort(ip, sp.port)}/${proto}`,
       [...mine('nat', 'KUBE-SERVICES'), ...mine('filter', 'KUBE-EXTERNAL-SERVICES'), ...mine('filter', 'KUBE-PROXY-FIREWALL')].filter((r) => hasDestination(r, ip)),
       notes,
     );

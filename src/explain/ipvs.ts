@@ -10,13 +10,10 @@
  */
 
 import type { ProxyIR } from '../ir/model.js';
+import { formatHostPort } from '../net/ip.js';
 import { explainService, type EntryPoint, type ExplainedRule, type Explanation } from './explain.js';
 
 const PROTO_FLAG: Record<string, string> = { tcp: '-t', udp: '-u', sctp: '--sctp-service' };
-
-function hostPort(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
 
 export interface IpvsRulesText {
   ipvs: string;
@@ -33,7 +30,7 @@ export function explainServiceIpvs(ir: ProxyIR, files: IpvsRulesText, namespace:
     const proto = s.protocol.toLowerCase();
     const flag = PROTO_FLAG[proto]!;
     const virtualServer = (ip: string, p: number): ExplainedRule[] => {
-      const vip = hostPort(ip, p);
+      const vip = formatHostPort(ip, p);
       return ipvsLines
         .filter((l) => l.startsWith(`-A ${flag} ${vip} `) || l === `-A ${flag} ${vip}` || l.startsWith(`-a ${flag} ${vip} `))
         .map((text, k) => ({ table: 'ipvs', chain: vip, index: k + 1, text }));
@@ -64,7 +61,7 @@ export function explainServiceIpvs(ir: ProxyIR, files: IpvsRulesText, namespace:
         // One virtual server per node address that serves node ports.
         const vs = ipvsLines
           .filter((l) => new RegExp(`^-[Aa] ${flag.replace(/-/g, '\\-')} \\[?[0-9a-fA-F.:]+\\]?:${s.nodePort}( |$)`).test(l))
-          .filter((l) => !s.externalIPs.concat(s.loadBalancerVIPs, [s.clusterIP]).some((ip) => l.includes(` ${hostPort(ip, s.nodePort)}`)))
+          .filter((l) => !s.externalIPs.concat(s.loadBalancerVIPs, [s.clusterIP]).some((ip) => l.includes(` ${formatHostPort(ip, s.nodePort)}`)))
           .map((text, k) => ({ table: 'ipvs', chain: `*:${s.nodePort}`, index: k + 1, text }));
         fill(entry, [...vs, ...ipset([String(s.nodePort)], (n) => n.startsWith(`KUBE-NODE-PORT-`) && n.includes(proto.toUpperCase()))]);
       } else if (entry.kind === 'health-check-node-port') {

@@ -35,3 +35,26 @@ export function goTrimSpace(s: string): string {
   while (end > start && isGoSpace(s.charCodeAt(end - 1))) end--;
   return start === 0 && end === s.length ? s : s.slice(start, end);
 }
+
+/**
+ * Go's `<` on strings: the order of their UTF-8 bytes (sort.Strings, slices.Sort, sets.List()).
+ * JavaScript's `<` compares UTF-16 code units, which agrees with UTF-8 byte order except where
+ * a character above U+FFFF (a surrogate pair, 0xD800–0xDFFF) meets one in U+E000–U+FFFF: in
+ * UTF-8 the former is the larger, in UTF-16 the smaller. Every mirror of a Go string sort uses
+ * this (never localeCompare, whose order depends on the locale).
+ */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  const x = a.charCodeAt(i);
+  const y = b.charCodeAt(i);
+  if (x >= 0xd800 && y >= 0xd800) {
+    const xs = x <= 0xdfff;
+    const ys = y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+  }
+  return x < y ? -1 : 1;
+}

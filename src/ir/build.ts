@@ -6,14 +6,13 @@
  * (pkg/proxy/endpointslicecache.go). Where kube-proxy iterates a Go map, kpc sorts.
  */
 
+import { SERVICE_NAME_LABEL } from '../parser/k8s/model/endpoint-slice.js';
 import type { EndpointSlice, Service } from '../parser/k8s/types.js';
 import { formatCIDR, formatIP, isCanonicalIPv4, parseCIDR, parseIP, type IPFamily } from '../net/ip.js';
 import type { Endpoint, NodeFacts, ProxyIR, ProxyKnobs, ServicePort } from './model.js';
-import { compareStrings } from './topology.js';
+import { compareStrings } from '../go/strings.js';
 import { goTrimSpace } from '../go/strings.js';
 import type { ReleaseBehaviour } from '../releases/index.js';
-
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 export interface ClusterObjects {
   services: readonly Service[];

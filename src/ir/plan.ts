@@ -87,9 +87,3 @@ export function planServicePort(sp: ServicePort, ctx: PlanContext): ServicePortP
     hasSourceRangeFirewall: sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0,
   };
 }
-
-/** The plan of every service port, in the IR's order. */
-export function planServicePorts(ir: ProxyIR): ServicePortPlan[] {
-  const ctx = planContext(ir);
-  return ir.servicePorts.map((sp) => planServicePort(sp, ctx));
-}

@@ -7,6 +7,7 @@
  * Cluster endpoints only, and only when every ready endpoint carries a hint.
  */
 
+import { compareStrings } from '../go/strings.js';
 import type { Endpoint, NodeFacts, ServicePort } from './model.js';
 import { usesClusterEndpoints, usesLocalEndpoints } from './service-port.js';
 
@@ -111,9 +112,4 @@ export function categorizeEndpoints(sp: ServicePort, node: NodeFacts, nodeHintsE
     allReachableEndpoints = [...union.values()].sort((a, b) => compareStrings(a.address, b.address));
   }
   return { clusterEndpoints, localEndpoints, allReachableEndpoints, hasAnyEndpoints, topologyMode, localUsesTerminating };
-}
-
-/** Plain byte-wise string order, as Go's `<` on strings (kube-proxy's sort order). */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -240,6 +240,28 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * Numeric address order: IPv4 before IPv6, then the bytes as one unsigned big-endian number
+ * (kpc's order for lists kube-proxy takes from a Go map, and ipvsadm's for what it lists).
+ */
+export function compareIPs(a: IP, b: IP): number {
+  if (a.family !== b.family) return a.family === 'IPv4' ? -1 : 1;
+  for (let i = 0; i < a.bytes.length; i++) {
+    const d = a.bytes[i]! - b.bytes[i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * Go's net.JoinHostPort: `10.96.0.1:443`, `[fd00::1]:443` (a host with a colon is bracketed).
+ * The one home of that text in kpc; trace/ still has its own copies (tracer.ts, nftables.ts,
+ * ipvs.ts), to move here when trace/ is free.
+ */
+export function formatHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 /** Go's net.IP.String(): dotted decimal, or RFC 5952 with the first longest zero run as `::`. */
 export function formatIP(ip: IP): string {
   const b = ip.bytes;

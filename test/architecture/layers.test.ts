@@ -88,6 +88,15 @@ describe('the layering of src/', () => {
     expect(violations(files)).toEqual([]);
   });
 
+  it("ARCHITECTURE.md's layer table lists the same layers, numbered as here", () => {
+    const doc = readFileSync(join(SRC, '..', 'ARCHITECTURE.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => ({
+      layer: Number(m[1]),
+      units: [...m[2]!.matchAll(/`([^`]+)`/g)].map((u) => u[1]!.replace(/\/$/, '').replace(/\.ts$/, '')),
+    }));
+    expect(rows).toEqual(LAYERS.map((units, layer) => ({ layer, units: [...units] })));
+  });
+
   it('the check sees an upward import, one across a layer, and a dynamic import', () => {
     const fake = (unit: string, text: string) => ({ path: join(SRC, unit, 'x.ts'), text });
     expect(violations([fake('parser', "import { main } from '../cli/main.js';\n")])).toEqual([{ file: 'parser/x.ts', imports: 'cli/main.js', why: 'cli is above parser' }]);

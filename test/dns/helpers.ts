@@ -332,7 +332,7 @@ export async function startNsd(netns: string, zoneDir: string): Promise<NsdServe
 
 /** The DnsCluster `kpc dns <args>` builds for a case (only the flags the fixtures use). */
 export async function clusterFor(c: DnsCase): Promise<import('../../src/dns/model.js').DnsCluster> {
-  const { loadInput, partitionObjects } = await import('../../src/cli/pipeline.js');
+  const { loadInput, partitionObjects, releaseOf } = await import('../../src/cli/pipeline.js');
   const { buildDnsCluster } = await import('../../src/dns/model.js');
   const { parseDomain } = await import('../../src/dns/names.js');
   const args = c.args.slice(1);
@@ -350,7 +350,7 @@ export async function clusterFor(c: DnsCase): Promise<import('../../src/dns/mode
     { filename: [join(c.dir, 'input')], recursive: true, namespace: 'default', ipValidation: 'legacy', serviceNodePortRange: '30000-32767' },
     () => new Uint8Array(),
   );
-  const input = partitionObjects(loaded.objects);
+  const input = partitionObjects(loaded.objects, { release: releaseOf({}) });
   const namespaces = new Set(loaded.objects.map((o) => o.object.metadata.namespace).filter((n) => n !== ''));
   const [namespace, name] = opts.dnsService.split('/') as [string, string];
   return buildDnsCluster(

@@ -3,6 +3,9 @@
  * reverse names, endpoint hostnames, SRV weights, and the CLI's refusals.
  */
 
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KpcError } from '../../src/errors.js';
 import { describe, expect, it } from 'vitest';
 import { parseIP } from '../../src/net/ip.js';
@@ -101,9 +104,32 @@ describe('kpc dns command line', () => {
     expect(r.stderr).toMatch(/at most 255/);
   });
 
+  it('--cluster-domain: a lowercase RFC 1123 subdomain (kubeadm ValidateNetworking), one trailing dot allowed; the rest is a usage error', async () => {
+    for (const bad of ['a/b', 'a\\b', 'a_b.local', 'Cluster.Local', '-a.local', 'a-.local', '.', '', 'a b', 'a..b', '..', `${'x'.repeat(63)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(62)}`]) {
+      const r = await runKpc(['dns', '-f', '-', '--cluster-domain', bad], SVC);
+      expect(r.code, bad).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`--cluster-domain "${bad}": `);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'kpc-dns-domain-'));
+    try {
+      const r = await runKpc(['dns', '-f', '-', '--cluster-domain', 'a/b', '-o', dir], SVC);
+      expect(r.code).toBe(2);
+      expect(r.stderr).not.toMatch(/ENOENT/);
+      expect(readdirSync(dir)).toEqual([]);
+      for (const good of ['corp.example', 'corp.example.', '1-2.a', 'k8s']) {
+        const g = await runKpc(['dns', '-f', '-', '--cluster-domain', good], SVC);
+        expect(g.code, good).toBe(0);
+        expect(g.stdout).toContain(`$ORIGIN ${good.replace(/\.$/, '')}.\n`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad flags', async () => {
     for (const [args, msg] of [
-      [['--cluster-domain', 'a..b'], /empty label/],
+      [['--cluster-domain', 'a..b'], /a lowercase RFC 1123 subdomain must consist of/],
       [['--cluster-domain', 'in-addr.arpa'], /reverse zone/],
       [['--ttl', '3601'], /--ttl/],
       [['--dns-service', 'kube-dns'], /NAMESPACE\/NAME/],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalCIDR, canonicalIP, formatIP, isCanonicalIPv4, parseCIDR, parseIP } from '../../src/net/ip.js';
+import { canonicalCIDR, canonicalIP, compareIPs, formatHostPort, formatIP, isCanonicalIPv4, parseCIDR, parseIP } from '../../src/net/ip.js';
 
 describe('IP parsing with Go ParseIPSloppy semantics, printed as Go prints', () => {
   it.each([
@@ -57,5 +57,23 @@ describe('isCanonicalIPv4 (the shortcut that skips parsing)', () => {
     }
     for (const text of ['10.0.0.1', '255.255.255.255', '0.0.0.0']) expect(isCanonicalIPv4(text)).toBe(true);
     for (const text of ['010.0.0.1', '1.2.3', '1.2.3.4.', '::ffff:1.2.3.4', '1.2.3.256']) expect(isCanonicalIPv4(text)).toBe(false);
+  });
+});
+
+describe('formatHostPort (Go net.JoinHostPort)', () => {
+  it('brackets a host with a colon, and only that', () => {
+    expect(formatHostPort('10.96.0.1', 443)).toBe('10.96.0.1:443');
+    expect(formatHostPort('fd00::1', 53)).toBe('[fd00::1]:53');
+    expect(formatHostPort('::', 0)).toBe('[::]:0');
+    expect(formatHostPort('node-1', 80)).toBe('node-1:80');
+  });
+});
+
+describe('compareIPs', () => {
+  it('IPv4 before IPv6, then numerically (not as text)', () => {
+    const ips = ['fd00::1', '10.0.0.10', '::1', '10.0.0.9', '1.2.3.4', '::ffff:0.0.0.1', '255.255.255.255'];
+    const sorted = ips.map((t) => parseIP(t)!.ip).sort(compareIPs).map(formatIP);
+    expect(sorted).toEqual(['0.0.0.1', '1.2.3.4', '10.0.0.9', '10.0.0.10', '255.255.255.255', '::1', 'fd00::1']);
+    expect(compareIPs(parseIP('10.0.0.1')!.ip, parseIP('10.0.0.1')!.ip)).toBe(0);
   });
 });

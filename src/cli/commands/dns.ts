@@ -12,6 +12,7 @@ import {
   buildDnsCluster,
   buildZones,
   DEFAULT_TTL,
+  parseClusterDomain,
   parseDomain,
   renderResolution,
   renderZone,
@@ -114,7 +115,7 @@ function loadCluster(flags: DnsFlags, io: Io, pods: PodMode): DnsCluster {
   if (flags.config !== undefined) throw usageError('kpc dns reads no KubeProxyConfiguration (--config)');
   let zone: string;
   try {
-    zone = parseDomain(flags.clusterDomain);
+    zone = parseClusterDomain(flags.clusterDomain);
   } catch (e) {
     if (isKpcError(e, 'dns.name')) throw usageError(`--cluster-domain "${flags.clusterDomain}": ${e.message}`);
     throw e;

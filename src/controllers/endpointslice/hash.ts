@@ -5,6 +5,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { compareStrings } from '../../go/strings.js';
 import type { EndpointPort } from '../../parser/k8s/types.js';
 
 const FNV128_OFFSET = 0x6c62272e07bb014262b821756295c58dn;
@@ -32,4 +33,15 @@ export function md5(text: string): string {
  */
 export function spewEndpointPort(p: EndpointPort): string {
   return `(v1.EndpointPort){Name:(*string)${p.name} Protocol:(*v1.Protocol)${p.protocol} Port:(*int32)${p.port ?? '<nil>'} AppProtocol:(*string)${p.appProtocol ?? '<nil>'}}`;
+}
+
+/**
+ * NewPortMapKey's sort (util/controller_utils.go, portsInOrder): ports by the hex hash of each
+ * one's dump, compared as Go strings. The EndpointSlice controller and the mirroring controller
+ * (newAddrTypePortMapKey) both sort a slice's ports so, in place, before writing them. Each port
+ * comes back with its hash.
+ */
+export function portsInOrder<P extends EndpointPort>(ports: readonly P[], hash: 'md5' | 'fnv128a'): Array<{ port: P; hash: string }> {
+  const h = hash === 'md5' ? md5 : fnv128a;
+  return ports.map((port) => ({ port, hash: h(spewEndpointPort(port)) })).sort((a, b) => compareStrings(a.hash, b.hash));
 }

@@ -11,16 +11,15 @@
  * - otherwise no hints.
  */
 
+import { TOPOLOGY_HINTS_ANNOTATION, TOPOLOGY_MODE_ANNOTATION } from '../../parser/k8s/model/service.js';
 import type { Service } from '../../parser/k8s/types.js';
 import type { DerivedEndpointSlice } from './model.js';
 import type { ControllerRelease } from './releases.js';
 
-export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
-export const TOPOLOGY_AWARE_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 
 /** hintsEnabled: the deprecated annotation has precedence; "Auto" or "auto". */
 export function hintsEnabled(annotations: Readonly<Record<string, string>>): boolean {
-  const val = Object.hasOwn(annotations, TOPOLOGY_AWARE_HINTS_ANNOTATION) ? annotations[TOPOLOGY_AWARE_HINTS_ANNOTATION] : annotations[TOPOLOGY_MODE_ANNOTATION];
+  const val = Object.hasOwn(annotations, TOPOLOGY_HINTS_ANNOTATION) ? annotations[TOPOLOGY_HINTS_ANNOTATION] : annotations[TOPOLOGY_MODE_ANNOTATION];
   return val === 'Auto' || val === 'auto';
 }
 

@@ -11,8 +11,10 @@
  * controller manages (other managers' slices stay); `slices` for none.
  */
 
+import { compareStrings } from '../../go/strings.js';
 import type { EndpointSlice, Node, Pod, Service } from '../../parser/k8s/types.js';
-import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type DerivedEndpointSlice } from './model.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../parser/k8s/model/endpoint-slice.js';
+import { CONTROLLER_NAME, type DerivedEndpointSlice } from './model.js';
 import { reconciledByController, reconcileService, type ServiceSlices } from './reconcile.js';
 import { RELEASES, type ControllerVersion } from './releases.js';
 import { topologyCacheFor, type TopologyOutcome } from './topology.js';
@@ -32,8 +34,8 @@ export interface DeriveInput {
 
 export interface DeriveOptions {
   endpointsFrom: EndpointsFrom;
-  /** The controller release (default 1.34, the release kpc reproduces). */
-  release?: ControllerVersion;
+  /** The controller release: kube-controller-manager's, taken to be the kube-proxy release's (--kube-proxy-version). */
+  release: ControllerVersion;
 }
 
 export interface ServiceDerivation {
@@ -57,13 +59,9 @@ function serviceKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 export function deriveEndpointSlices(input: DeriveInput, opts: DeriveOptions): DeriveResult {
   if (opts.endpointsFrom === 'slices') return { derived: [], kept: [...input.slices], services: [] };
-  const release = RELEASES[opts.release ?? '1.34'];
+  const release = RELEASES[opts.release];
   const podsByNamespace = new Map<string, Pod[]>();
   for (const p of input.pods) {
     const list = podsByNamespace.get(p.metadata.namespace);
@@ -77,7 +75,7 @@ export function deriveEndpointSlices(input: DeriveInput, opts: DeriveOptions): D
       if (opts.endpointsFrom === 'pods') return true;
       return !withSlices.has(serviceKey(svc.metadata.namespace, svc.metadata.name)) && podsByNamespace.has(svc.metadata.namespace);
     })
-    .sort((a, b) => compare(serviceKey(a.metadata.namespace, a.metadata.name), serviceKey(b.metadata.namespace, b.metadata.name)));
+    .sort((a, b) => compareStrings(serviceKey(a.metadata.namespace, a.metadata.name), serviceKey(b.metadata.namespace, b.metadata.name)));
   const replaced = new Set(chosen.map((s) => serviceKey(s.metadata.namespace, s.metadata.name)));
   const kept = input.slices.filter(
     (s) => !(replaced.has(serviceKey(s.metadata.namespace, s.metadata.labels[SERVICE_NAME_LABEL] ?? '')) && s.metadata.labels[MANAGED_BY_LABEL] === CONTROLLER_NAME),
@@ -93,7 +91,7 @@ export function deriveEndpointSlices(input: DeriveInput, opts: DeriveOptions): D
       namespace: svc.metadata.namespace,
       name: svc.metadata.name,
       slices: r.slices.length,
-      podsWithoutNode: r.podsWithoutNode.map((m) => ({ pod: m.pod.metadata.name, nodeName: m.nodeName })).sort((a, b) => compare(a.pod, b.pod)),
+      podsWithoutNode: r.podsWithoutNode.map((m) => ({ pod: m.pod.metadata.name, nodeName: m.nodeName })).sort((a, b) => compareStrings(a.pod, b.pod)),
       topology: r.topology,
     });
   }

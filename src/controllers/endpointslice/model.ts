@@ -6,11 +6,8 @@
 
 import type { Endpoint, EndpointPort, EndpointSlice, ObjectMeta } from '../../parser/k8s/types.js';
 
+/** The value of MANAGED_BY_LABEL on the slices this controller writes (ControllerName). */
 export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
-export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
-export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 export interface OwnerReference {
   apiVersion: 'v1';

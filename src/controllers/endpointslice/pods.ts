@@ -7,7 +7,7 @@
 import { formatIP, parseIP } from '../../net/ip.js';
 import type { Node, Pod, Service } from '../../parser/k8s/types.js';
 import type { DerivedEndpoint, DerivedEndpointPort } from './model.js';
-import { ZONE_LABEL } from './model.js';
+import { ZONE_LABEL } from '../../parser/k8s/model/node.js';
 
 /**
  * ShouldPodBeInEndpoints(pod, includeTerminating=true): not terminal (Succeeded, Failed) and

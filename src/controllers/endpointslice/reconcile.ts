@@ -15,10 +15,13 @@
  * needs several; ports keep the controller's own order (sorted by their hash, releases.ts).
  */
 
+import { compareStrings } from '../../go/strings.js';
 import type { Node, Pod, Service } from '../../parser/k8s/types.js';
-import { fnv128a, md5, spewEndpointPort } from './hash.js';
+import { portsInOrder } from './hash.js';
 import { addTrafficDistributionHints, hintsMode } from './hints.js';
-import { CONTROLLER_NAME, HEADLESS_LABEL, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type DerivedEndpoint, type DerivedEndpointPort, type DerivedEndpointSlice, type OwnerReference } from './model.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../parser/k8s/model/endpoint-slice.js';
+import { HEADLESS_LABEL } from '../../parser/k8s/model/service.js';
+import { CONTROLLER_NAME, type DerivedEndpoint, type DerivedEndpointPort, type DerivedEndpointSlice, type OwnerReference } from './model.js';
 import { endpointSlicePrefix, generatedName } from './names.js';
 import { endpointPorts, podToEndpoint, shouldPodBeInEndpoints } from './pods.js';
 import { MAX_ENDPOINTS_PER_SLICE, type ControllerRelease } from './releases.js';
@@ -64,11 +67,6 @@ export function addressTypesOf(svc: Service): Array<'IPv4' | 'IPv6'> {
   return ['IPv4', 'IPv6'];
 }
 
-/** Go's string order (bytes; these are ASCII). */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 const RESERVED_LABELS = new Set([SERVICE_NAME_LABEL, MANAGED_BY_LABEL, HEADLESS_LABEL]);
 
 /** setEndpointSliceLabels for a new slice: the Service's labels but the reserved ones, then those. */
@@ -96,10 +94,8 @@ function ownerReference(svc: Service): OwnerReference {
 
 /** NewPortMapKey's sort (portsInOrder): by the hash of each port, the release's hash. */
 function sortPorts(ports: DerivedEndpointPort[], release: ControllerRelease): { ports: DerivedEndpointPort[]; key: string } {
-  const hash = release.hash === 'md5' ? md5 : fnv128a;
-  const keyed = ports.map((p) => ({ p, h: hash(spewEndpointPort(p)) }));
-  keyed.sort((a, b) => compareStrings(a.h, b.h));
-  return { ports: keyed.map((k) => k.p), key: keyed.map((k) => k.h).join(',') };
+  const keyed = portsInOrder(ports, release.hash);
+  return { ports: keyed.map((k) => k.port), key: keyed.map((k) => k.hash).join(',') };
 }
 
 /** The order kpc gives endpoints (the controller's is a Go map's). */

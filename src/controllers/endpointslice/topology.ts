@@ -16,9 +16,11 @@
  * kpc: in its own endpoint order).
  */
 
+import { compareStrings } from '../../go/strings.js';
 import { addQuantities, isZeroQuantity, milliValue, parseQuantity, type Quantity } from '../../parser/k8s/quantity.js';
 import type { Node } from '../../parser/k8s/types.js';
-import { ZONE_LABEL, type DerivedEndpointSlice } from './model.js';
+import { ZONE_LABEL } from '../../parser/k8s/model/node.js';
+import type { DerivedEndpointSlice } from './model.js';
 
 /** overloadThreshold: the most overload any one endpoint should be exposed to. */
 const OVERLOAD_THRESHOLD = 0.2;
@@ -30,10 +32,6 @@ export interface TopologyCache {
 
 /** Why hints were not given, in the controller's event words (topologycache/event.go). */
 export type TopologyOutcome = { addressType: 'IPv4' | 'IPv6'; hints: true } | { addressType: 'IPv4' | 'IPv6'; hints: false; why: string };
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** TopologyCache.SetNodes. */
 export function topologyCacheFor(nodes: readonly Node[]): TopologyCache {
@@ -89,7 +87,7 @@ function allocations(cache: TopologyCache, numEndpoints: number): Map<string, Al
 function most(zones: Map<string, number>): [string, number] {
   let zone = '';
   let num = 0;
-  for (const z of [...zones.keys()].sort(compare)) {
+  for (const z of [...zones.keys()].sort(compareStrings)) {
     const n = zones.get(z)!;
     if (n > num) {
       zone = z;
@@ -152,7 +150,7 @@ export function addTopologyHints(slices: DerivedEndpointSlice[], cache: Topology
   }
   // Steps 2 and 3: zones with too many give endpoints to zones with too few.
   const { giving, receiving } = givingAndReceiving(allocs, allocated);
-  const receivers = [...receiving.keys()].sort(compare);
+  const receivers = [...receiving.keys()].sort(compareStrings);
   for (const ep of ready) {
     if (giving.size === 0 || receiving.size === 0) break;
     const toGive = giving.get(ep.zone!);

@@ -18,8 +18,8 @@
  */
 
 import type { Protocol, ProxyKnobs } from '../../ir/model.js';
-import type { IP, IPFamily } from '../../net/ip.js';
-import { compareIPValues, glibcMergeSort } from './order.js';
+import { compareIPs, formatHostPort, type IP, type IPFamily } from '../../net/ip.js';
+import { glibcMergeSort } from './order.js';
 import { canonicalIPValue, safeIP, safePort, safeScheduler, safeSeconds, unsafeOutput } from './safe-text.js';
 import type { IpvsState, RealServer, VirtualServer } from './state.js';
 
@@ -70,7 +70,7 @@ export function sortVirtualServers(list: readonly VirtualServer[], family: IPFam
     return { vs, ip, af: AF[family], proto: PROTOCOL_NUMBER[vs.protocol], addr: words(ip) };
   });
   // A fixed input order, so that even an inconsistent comparison gives one answer.
-  items.sort((a, b) => a.proto - b.proto || compareIPValues(a.ip, b.ip) || a.vs.port - b.vs.port);
+  items.sort((a, b) => a.proto - b.proto || compareIPs(a.ip, b.ip) || a.vs.port - b.vs.port);
   return glibcMergeSort(items, cmpServices).map((i) => i.vs);
 }
 
@@ -79,14 +79,14 @@ export function sortRealServers(list: readonly RealServer[]): RealServer[] {
     const ip = canonicalIPValue(rs.ip);
     return { rs, ip, addr: words(ip) };
   });
-  items.sort((a, b) => compareIPValues(a.ip, b.ip) || a.rs.port - b.rs.port);
+  items.sort((a, b) => compareIPs(a.ip, b.ip) || a.rs.port - b.rs.port);
   return glibcMergeSort(items, cmpDests).map((i) => i.rs);
 }
 
 function hostPort(ip: string, port: number, family: IPFamily): string {
   safeIP(ip, family);
   safePort(port);
-  return family === 'IPv6' ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return formatHostPort(ip, port);
 }
 
 /** `-t 10.96.0.1:443`, `-u [fd00::a]:53`, `--sctp-service 10.96.0.5:80`. */

@@ -3,30 +3,18 @@
  * in its own order (ipvsadm -S), kpc reproduces that tool's order.
  */
 
-import type { IP } from '../../net/ip.js';
+import { compareIPs } from '../../net/ip.js';
 import { canonicalIPValue } from './safe-text.js';
 
 /** Canonical addresses in numeric order (IPv4 before IPv6), for kpc's own lists; each parsed once. */
 export function sortIPs(texts: Iterable<string>): string[] {
   const items = Array.from(texts, (text) => ({ text, ip: canonicalIPValue(text) }));
-  items.sort((a, b) => compareIPValues(a.ip, b.ip));
+  items.sort((a, b) => compareIPs(a.ip, b.ip));
   return items.map((i) => i.text);
 }
 
-/** Numeric address order (IPv4 before IPv6) of parsed addresses. */
-export function compareIPValues(pa: IP, pb: IP): number {
-  if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
-  for (let i = 0; i < pa.bytes.length; i++) {
-    const d = pa.bytes[i]! - pb.bytes[i]!;
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
-/** Byte-wise string order: Go's sort.Strings, which kube-proxy's sets.List() uses. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** Byte-wise string order: Go's sort.Strings, which kube-proxy's sets.List() uses (re-exported for diff/ipvs). */
+export { compareStrings } from '../../go/strings.js';
 
 /**
  * glibc's qsort (msort_with_tmp, glibc ≤2.36 and again from 2.39): a top-down merge sort that

@@ -21,6 +21,12 @@ export interface SyncContext {
   /** The local detector's IfLocalNFT / IfNotLocalNFT words; undefined without a detector. */
   ifLocal: string | undefined;
   ifNotLocal: string | undefined;
+  /**
+   * proxier.go ensureChain: add `chain` and flush it, once per `created` set (setupNFTables'
+   * createdChains, syncProxyRules' activeChains). kpc always writes a full sync, so there is no
+   * skipCreation.
+   */
+  ensureChain(chain: string, created: Set<string>): void;
 }
 
 /** pkg/proxy/util/localdetector.go IfLocalNFT / IfNotLocalNFT. */
@@ -42,9 +48,10 @@ export function syncContext(ir: ProxyIR): SyncContext {
   const behaviour = behaviourOf(ir.knobs.release).nftables;
   const mark = masqueradeMark(ir.knobs.masqueradeBit);
   const d = ir.knobs.localDetector;
+  const tx = new NftTransaction(ipX, KUBE_PROXY_TABLE);
   return {
     ir,
-    tx: new NftTransaction(ipX, KUBE_PROXY_TABLE),
+    tx,
     behaviour,
     ipX,
     addrType: ir.family === 'IPv4' ? 'ipv4_addr' : 'ipv6_addr',
@@ -52,5 +59,11 @@ export function syncContext(ir: ProxyIR): SyncContext {
     masqueradeRule: behaviour.markChain ? `jump ${MARK_MASQ_CHAIN}` : `mark set mark or ${mark}`,
     ifLocal: d ? detectorWords(d, ipX, false) : undefined,
     ifNotLocal: d ? detectorWords(d, ipX, true) : undefined,
+    ensureChain(chain, created) {
+      if (created.has(chain)) return;
+      created.add(chain);
+      tx.add({ kind: 'chain', name: chain });
+      tx.flush({ kind: 'chain', name: chain });
+    },
   };
 }

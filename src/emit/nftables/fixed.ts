@@ -101,12 +101,7 @@ export function writeSetup(ctx: SyncContext, nodeIPs: readonly string[]): void {
     tx.flush({ kind: 'chain', name });
   }
   const created = new Set<string>();
-  const ensure = (name: string) => {
-    if (created.has(name)) return;
-    created.add(name);
-    tx.add({ kind: 'chain', name });
-    tx.flush({ kind: 'chain', name });
-  };
+  const ensure = (name: string) => ctx.ensureChain(name, created);
   for (const [dst, src, extra] of JUMP_CHAINS) {
     ensure(dst);
     tx.add({ kind: 'rule', chain: src, rule: concat(extra === '' ? [] : [extra], 'jump', dst) });

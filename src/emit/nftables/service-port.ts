@@ -70,12 +70,7 @@ export function writeServicePort(ctx: SyncContext, store: ElementStore, plan: Se
   const epNames = new Map<string, EndpointNames>(reachable.map((ep) => [ep.address, endpointNames(sp, ep)]));
   const nameOf = (ep: Endpoint) => epNames.get(ep.address) ?? endpointNames(sp, ep);
   const active = new Set<string>();
-  const ensureChain = (name: string) => {
-    if (active.has(name)) return;
-    active.add(name);
-    tx.add({ kind: 'chain', name });
-    tx.flush({ kind: 'chain', name });
-  };
+  const ensureChain = (name: string) => ctx.ensureChain(name, active);
 
   // Endpoint chains (E2: every reachable endpoint; E3+: only with affinity) and hairpin entries.
   for (const ep of reachable) {

@@ -53,11 +53,5 @@ export function addressMatches(spec: AddressMatchSpec, ip: IP): boolean {
   return true;
 }
 
-/** Compare two addresses of one family as unsigned big-endian numbers. */
-export function compareIP(a: IP, b: IP): number {
-  for (let k = 0; k < a.bytes.length; k++) {
-    const d = a.bytes[k]! - b.bytes[k]!;
-    if (d !== 0) return d;
-  }
-  return 0;
-}
+/** Compare two addresses as unsigned big-endian numbers (IPv4 first); trace/ imports it by this name. */
+export { compareIPs as compareIP } from '../../net/ip.js';

@@ -14,7 +14,7 @@
  * fwmark services `fwmark:100` (kube-proxy never makes them; they are read and left alone).
  */
 
-import { formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
+import { compareIPs, formatHostPort, formatIP, parseIP, type IP, type IPFamily } from '../../net/ip.js';
 import { lineError } from '../line-error.js';
 
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -103,17 +103,13 @@ function hostPort(text: string, lineNo: number, what: string): { ip: string; por
   return { ip: formatIP(parsed.ip), port: Number(m[2]), family: parsed.ip.family };
 }
 
-export function joinAddress(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
-
 /** kube-proxy's VirtualServer.String(). */
 export function virtualServerKeyOf(protocol: IpvsProtocol, ip: string, port: number): string {
-  return `${joinAddress(ip, port)}/${protocol}`;
+  return `${formatHostPort(ip, port)}/${protocol}`;
 }
 
 export function serviceArgsOf(protocol: IpvsProtocol, ip: string, port: number): string {
-  return `${SERVICE_FLAG[protocol]} ${joinAddress(ip, port)}`;
+  return `${SERVICE_FLAG[protocol]} ${formatHostPort(ip, port)}`;
 }
 
 function fullMask(mask: string, family: IPFamily | undefined): boolean {
@@ -237,7 +233,7 @@ function buildRealServer(p: Parsed, vs: IpvsVirtualServer, lineNo: number): Ipvs
   const port = !forced && hp.port !== undefined ? hp.port : (vs.port ?? hp.port ?? 0);
   const w = p.options.get('-w');
   if (w !== undefined && (typeof w !== 'string' || !/^\d+$/.test(w))) throw lineError(lineNo, `weight ${JSON.stringify(w)} is not a number`);
-  return { address: joinAddress(hp.ip, port), ip: hp.ip, port, method: m, weight: w === undefined ? 1 : Number(w) };
+  return { address: formatHostPort(hp.ip, port), ip: hp.ip, port, method: m, weight: w === undefined ? 1 : Number(w) };
 }
 
 /** Read `ipvsadm -R` / `ipvsadm-save -n` text; commands are replayed in order. */
@@ -317,12 +313,7 @@ export function compareAddresses(a: { ip?: string; port?: number }, b: { ip?: st
   const pa = parsedIP(a.ip);
   const pb = parsedIP(b.ip);
   if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
-  if (pa.family !== pb.family) return pa.family === 'IPv4' ? -1 : 1;
-  for (let i = 0; i < pa.bytes.length; i++) {
-    const d = pa.bytes[i]! - pb.bytes[i]!;
-    if (d !== 0) return d;
-  }
-  return (a.port ?? 0) - (b.port ?? 0);
+  return compareIPs(pa, pb) || (a.port ?? 0) - (b.port ?? 0);
 }
 
 const PROTOCOL_RANK: Readonly<Record<IpvsProtocol, number>> = { TCP: 0, UDP: 1, SCTP: 2 };

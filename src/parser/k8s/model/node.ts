@@ -2,6 +2,9 @@
 
 import type { CoreObjectMeta, TypeMeta } from './meta.js';
 
+/** v1.LabelTopologyZone: a Node's zone (topology hints, kube-proxy's own zone). */
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
 export interface CoreTaint {
   key: string;
   value: string;

@@ -5,6 +5,13 @@
 
 import type { CoreObjectMeta, TypeMeta } from './meta.js';
 
+/** v1.IsHeadlessService: the label the EndpointSlice controller puts on a headless Service's slices. */
+export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
+/** v1.AnnotationTopologyMode. */
+export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
+/** v1.DeprecatedAnnotationTopologyAwareHints: read before topology-mode when both are set. */
+export const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
+
 export interface CoreServicePort {
   name: string;
   protocol: string;

@@ -7,7 +7,7 @@
 import type { FieldError } from '../../../diagnostics.js';
 import { invalid, notSupported, required } from '../field-errors.js';
 import { asJSON } from '../go-format.js';
-import { isExternallyAccessible, needsHealthCheck, type CoreService } from '../model/service.js';
+import { isExternallyAccessible, needsHealthCheck, TOPOLOGY_HINTS_ANNOTATION, TOPOLOGY_MODE_ANNOTATION, type CoreService } from '../model/service.js';
 import type { ValidationContext } from './context.js';
 import { isValidPortNum } from './names.js';
 
@@ -19,8 +19,6 @@ export const TRAFFIC_POLICIES = ['Cluster', 'Local'];
  */
 export const TRAFFIC_DISTRIBUTIONS = ['PreferClose', 'PreferSameZone', 'PreferSameNode'];
 
-export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
-export const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 
 export function validateTopologyAnnotations(svc: CoreService): FieldError[] {
   const a = svc.metadata.annotations;

@@ -10,7 +10,7 @@ import { formatIP, parseIP } from '../../../net/ip.js';
 import { goQuote } from '../go-format.js';
 import type { CoreService } from '../model/service.js';
 import { ipStrictness } from './ips.js';
-import { TOPOLOGY_HINTS_ANNOTATION, TOPOLOGY_MODE_ANNOTATION } from './service-traffic.js';
+import { TOPOLOGY_HINTS_ANNOTATION, TOPOLOGY_MODE_ANNOTATION } from '../model/service.js';
 
 /** warnings.go's own isHeadlessService: type ClusterIP and clusterIP None. */
 function isHeadlessForWarnings(svc: CoreService): boolean {

@@ -11,15 +11,19 @@
  *
  * Where the controller is random, kpc is deterministic: a mirrored slice is named like the
  * controller's generateName result, with a suffix derived from its content instead of a random
- * one, and ports are sorted (the controller orders them by hash).
+ * one. Ports are in the controller's order: initPorts passes them to newAddrTypePortMapKey,
+ * whose NewPortMapKey sorts them in place by the hash of each (portsInOrder; MD5 in v1.34,
+ * FNV-128a from v1.35), and the slices are written with them so.
  */
 
 import type { FieldError } from '../../diagnostics.js';
 import { fieldWarning } from '../../diagnostics.js';
 import { formatIP, parseIP } from '../../net/ip.js';
-import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './model/endpoint-slice.js';
-import type { Endpoint, EndpointAddress, EndpointPort, EndpointSlice, Endpoints, Service } from './types.js';
-import { nameIsDNSSubdomain } from './validate/names.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../parser/k8s/model/endpoint-slice.js';
+import type { Endpoint, EndpointAddress, EndpointPort, EndpointSlice, Endpoints, Service } from '../../parser/k8s/types.js';
+import { portsInOrder } from '../endpointslice/hash.js';
+import { endpointSlicePrefix, generatedName } from '../endpointslice/names.js';
+import { RELEASES, type ControllerVersion } from '../endpointslice/releases.js';
 
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.k8s.io';
 export const SKIP_MIRROR_LABEL = 'endpointslice.kubernetes.io/skip-mirror';
@@ -39,6 +43,8 @@ export interface MirrorResult {
 }
 
 export interface MirrorOptions {
+  /** The controller's release (kube-controller-manager's, taken to be --kube-proxy-version's): its port hash. */
+  release: ControllerVersion;
   maxEndpointsPerSubset?: number;
 }
 
@@ -55,28 +61,10 @@ function skipReason(ep: Endpoints, service: Service | undefined): string | undef
   return undefined;
 }
 
-/** util/rand's alphabet (no vowels, no look-alikes), which generateName suffixes use. */
-const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
-
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text, 'utf8')) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
-
-/** getEndpointSlicePrefix plus SimpleNameGenerator's shape: base cut to 58, then 5 characters. */
-function sliceName(endpointsName: string, seed: string): string {
-  const dashed = `${endpointsName}-`;
-  const prefix = nameIsDNSSubdomain(dashed, true).length === 0 ? dashed : endpointsName;
-  let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += ALPHANUMS[fnv1a(`${seed}/${i}`) % ALPHANUMS.length];
-  return `${prefix.slice(0, 58)}${suffix}`;
-}
-
-function sortedPorts(ports: Endpoints['subsets'][number]['ports']): EndpointPort[] {
-  return ports
-    .map((p): EndpointPort => ({ name: p.name, protocol: p.protocol, port: p.port, ...(p.appProtocol !== undefined ? { appProtocol: p.appProtocol } : {}) }))
-    .sort((a, b) => a.name.localeCompare(b.name) || a.protocol.localeCompare(b.protocol) || (a.port ?? 0) - (b.port ?? 0));
+/** epPortsToEpsPorts, then NewPortMapKey's sort. */
+function sortedPorts(ports: Endpoints['subsets'][number]['ports'], release: ControllerVersion): EndpointPort[] {
+  const converted = ports.map((p): EndpointPort => ({ name: p.name, protocol: p.protocol, port: p.port, ...(p.appProtocol !== undefined ? { appProtocol: p.appProtocol } : {}) }));
+  return portsInOrder(converted, RELEASES[release].hash).map((k) => k.port);
 }
 
 interface Group {
@@ -101,7 +89,7 @@ function toEndpoint(a: EndpointAddress, ready: boolean): { endpoint: Endpoint; a
   };
 }
 
-export function mirrorEndpoints(ep: Endpoints, service: Service | undefined, opts: MirrorOptions = {}): MirrorResult {
+export function mirrorEndpoints(ep: Endpoints, service: Service | undefined, opts: MirrorOptions): MirrorResult {
   const skipped = skipReason(ep, service);
   if (skipped !== undefined) return { slices: [], warnings: [], skipped };
   const max = opts.maxEndpointsPerSubset ?? MAX_ENDPOINTS_PER_SUBSET;
@@ -110,7 +98,7 @@ export function mirrorEndpoints(ep: Endpoints, service: Service | undefined, opt
   let invalidCount = 0;
   let skippedCount = 0;
   for (const subset of ep.subsets) {
-    const ports = sortedPorts(subset.ports);
+    const ports = sortedPorts(subset.ports, opts.release);
     const portsKey = JSON.stringify(ports);
     let added = 0;
     const total = subset.addresses.length + subset.notReadyAddresses.length;
@@ -162,7 +150,8 @@ export function mirrorEndpoints(ep: Endpoints, service: Service | undefined, opt
     slices.push({
       kind: 'EndpointSlice',
       metadata: {
-        name: sliceName(ep.metadata.name, `${ep.metadata.namespace}/${ep.metadata.name} ${key}`),
+        // getEndpointSlicePrefix (mirroring's is the EndpointSlice controller's) and generateName.
+        name: generatedName(endpointSlicePrefix(ep.metadata.name), `${ep.metadata.namespace}/${ep.metadata.name} ${key}`),
         namespace: ep.metadata.namespace,
         labels,
         annotations,
