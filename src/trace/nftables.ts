@@ -198,6 +198,34 @@ function verdictOf(words: string[], c: Cursor): Action {
   throw c.error(`unknown verdict ${words.join(' ')}`);
 }
 
+/** `numgen random mod N` at the cursor (consumed): N. */
+function numgenMod(c: Cursor): number {
+  c.next(); // numgen
+  if (c.next() !== 'random' || c.next() !== 'mod') throw c.error('expected numgen random mod N');
+  const mod = Number(c.next());
+  if (!Number.isInteger(mod) || mod < 1) throw c.error('expected numgen random mod N (N a positive number)');
+  return mod;
+}
+
+/**
+ * The endpoint an affinity rule sends a returning client to, as `IP:PORT` / `[IP]:PORT`: the
+ * `dnat to` target of the endpoint chain it goes to (the chain's name encodes the endpoint too,
+ * but hashAndTruncate may have cut it, `…...`, and a name is not an address).
+ */
+function endpointOfChain(ctx: Ctx, chain: string): string | undefined {
+  for (const r of ctx.state.chains.get(chain)?.rules ?? []) {
+    const t = ruleTokens(r.text);
+    const d = t.indexOf('dnat');
+    if (d < 0) continue;
+    let i = d + 1;
+    if (t[i] === 'ip' || t[i] === 'ip6') i++;
+    if (t[i] !== 'to') continue;
+    const target = t[i + 1];
+    if (target !== undefined && /^(?:\[[0-9a-fA-F:.]+\]|[0-9.]+):\d+$/.test(target)) return target;
+  }
+  return undefined;
+}
+
 /** Evaluates one rule against one state: no match, or the branches it makes and what each does. */
 function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
   const c = new Cursor(ruleTokens(rule.key), where);
@@ -249,10 +277,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
       if (c.next() !== 'to') throw c.error('expected dnat … to');
       const targets: Array<{ p: number; addr: string }> = [];
       if (c.peek() === 'numgen') {
-        c.next();
-        c.next(); // random
-        if (c.next() !== 'mod') throw c.error('expected numgen random mod N');
-        const mod = Number(c.next());
+        const mod = numgenMod(c);
         if (c.next() !== 'map') throw c.error('expected numgen … map { … }');
         const items = c.group();
         for (const it of items) {
@@ -285,10 +310,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
       break;
     }
     if (t === 'numgen') {
-      c.next();
-      c.next(); // random
-      if (c.next() !== 'mod') throw c.error('expected numgen random mod N');
-      const mod = Number(c.next());
+      const mod = numgenMod(c);
       if (c.next() !== 'vmap') throw c.error('expected numgen … vmap { … }');
       const items = c.group();
       const next: typeof branches = [];
@@ -367,8 +389,8 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
       if (set.timeout !== undefined || set.flags.includes('timeout')) {
         const note: AffinityNote = { name: set.name, ...(set.timeout !== undefined ? { seconds: set.timeout } : {}), rule: where };
         const target = c.peek() === 'goto' || c.peek() === 'jump' ? c.peek(1) : undefined;
-        const ep = target ? /__(.+)\/(\d+)$/.exec(target) : null;
-        if (ep) note.endpoint = ep[1]!.includes('.') && !ep[1]!.includes(':') && ep[1]!.split('.').length === 4 ? `${ep[1]}:${ep[2]}` : `[${ep[1]!.replaceAll('.', ':')}]:${ep[2]}`;
+        const endpoint = target ? endpointOfChain(ctx, target) : undefined;
+        if (endpoint) note.endpoint = endpoint;
         ctx.affinity.set(set.name, note);
         return { matched: false };
       }

@@ -14,7 +14,7 @@ import { readRules } from '../../lang/iptables/read.js';
 import { tokenize } from '../../lang/iptables/tokenize.js';
 import { isKpcError } from '../../errors.js';
 import { lineError } from '../../lang/line-error.js';
-import { BUILTIN_CHAIN_NAMES } from '../../lang/iptables/chains.js';
+import { BUILTIN_CHAIN_NAMES, checkReadChainName } from '../../lang/iptables/chains.js';
 import { canonicalRule } from '../../lang/iptables/canonical.js';
 import { editScriptBy, type Edit } from '../sequence.js';
 
@@ -127,7 +127,7 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
     }
     if (line.startsWith(':')) {
       if (table) {
-        const name = line.slice(1).split(/\s/)[0]!;
+        const name = checkReadChainName(line.slice(1).split(/\s/)[0]!, n + 1);
         table.set(name, { name, builtin: BUILTIN_CHAIN_NAMES.has(name), rules: [] });
       }
       continue;

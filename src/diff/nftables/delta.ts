@@ -74,26 +74,32 @@ function references(c: StateChain): { chains: Set<string>; sets: Set<string> } {
   return { chains, sets };
 }
 
-/** Stale chains in an order where each is deleted before the chains it refers to. */
-function deletionOrder(stale: StateChain[]): string[] {
+/**
+ * Stale chains in an order where each is deleted before the chains it refers to (Kahn's
+ * algorithm: a queue read by an index, so linear in the chains and their references), and the
+ * references of each stale chain (computed once, for the caller's cycle check and flushes).
+ */
+function deletionOrder(stale: StateChain[]): { order: string[]; refs: Map<string, ReturnType<typeof references>> } {
   const names = new Set(stale.map((c) => c.name));
-  const refs = new Map(stale.map((c) => [c.name, [...references(c).chains].filter((n) => names.has(n) && n !== c.name)]));
+  const refs = new Map(stale.map((c) => [c.name, references(c)]));
+  const within = new Map([...refs].map(([n, r]) => [n, [...r.chains].filter((t) => names.has(t) && t !== n)]));
   const referredBy = new Map<string, number>([...names].map((n) => [n, 0]));
-  for (const targets of refs.values()) for (const t of targets) referredBy.set(t, referredBy.get(t)! + 1);
-  const ready = [...names].filter((n) => referredBy.get(n) === 0).sort();
-  const out: string[] = [];
-  while (ready.length > 0) {
-    const n = ready.shift()!;
-    out.push(n);
-    for (const t of refs.get(n)!) {
+  for (const targets of within.values()) for (const t of targets) referredBy.set(t, referredBy.get(t)! + 1);
+  const sorted = [...names].sort();
+  const ready = sorted.filter((n) => referredBy.get(n) === 0);
+  const placed = new Set<string>();
+  for (let head = 0; head < ready.length; head++) {
+    const n = ready[head]!;
+    placed.add(n);
+    for (const t of within.get(n)!) {
       referredBy.set(t, referredBy.get(t)! - 1);
       if (referredBy.get(t) === 0) ready.push(t);
     }
   }
   // A cycle cannot come from kube-proxy's table; if one is there, its chains go last (each
   // was flushed first, see below, so nothing refers to them any more).
-  for (const n of [...names].sort()) if (!out.includes(n)) out.push(n);
-  return out;
+  for (const n of sorted) if (!placed.has(n)) ready.push(n);
+  return { order: ready, refs };
 }
 
 export function nftDelta(before: NftState, after: NftState, afterFull: NftTransaction, options: NftDeltaOptions): NftTransaction {
@@ -113,11 +119,11 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
   }
   const staleChains = [...before.chains.values()].filter((c) => !after.chains.has(c.name));
   const cyclic = new Set<string>();
+  const { order: staleOrder, refs: staleRefs } = deletionOrder(staleChains);
   {
     // A stale chain deleted after a chain it refers to (only in a cycle) is flushed first.
-    const order = deletionOrder(staleChains);
-    const pos = new Map(order.map((n, i) => [n, i]));
-    for (const c of staleChains) for (const t of references(c).chains) if (pos.has(t) && pos.get(t)! < pos.get(c.name)!) cyclic.add(c.name);
+    const pos = new Map(staleOrder.map((n, i) => [n, i]));
+    for (const c of staleChains) for (const t of staleRefs.get(c.name)!.chains) if (pos.has(t) && pos.get(t)! < pos.get(c.name)!) cyclic.add(c.name);
   }
 
   // 2. chains
@@ -147,7 +153,7 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
   // their elements may go to them), or are in a reference cycle: flushed now.
   const staleMaps = new Set([...before.sets.values()].filter((s) => s.kind === 'map' && !after.sets.has(s.name)).map((s) => s.name));
   for (const c of staleChains) {
-    if (cyclic.has(c.name) || [...references(c).sets].some((s) => redeclared.has(s) || staleMaps.has(s))) tx.flush({ kind: 'chain', name: c.name });
+    if (cyclic.has(c.name) || [...staleRefs.get(c.name)!.sets].some((s) => redeclared.has(s) || staleMaps.has(s))) tx.flush({ kind: 'chain', name: c.name });
   }
 
   // 3. sets and maps
@@ -182,7 +188,7 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
   // Maps first (their elements may go to stale chains), sets last (stale chains' rules may
   // name them: an affinity set and its endpoint chain).
   for (const name of staleMaps) tx.delete({ kind: 'map', name, type: before.sets.get(name)!.type });
-  for (const name of deletionOrder(staleChains)) tx.delete({ kind: 'chain', name });
+  for (const name of staleOrder) tx.delete({ kind: 'chain', name });
   for (const [name, s] of before.sets) if (s.kind === 'set' && !after.sets.has(name)) tx.delete({ kind: 'set', name, type: s.type });
   for (const name of before.counters) if (!after.counters.has(name)) tx.delete({ kind: 'counter', name });
   return tx;

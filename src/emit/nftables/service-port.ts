@@ -24,6 +24,7 @@ import {
   COMMENT_LENGTH_MAX,
   type NftElement,
 } from '../../lang/nftables/index.js';
+import { KpcError } from '../../errors.js';
 import type { SyncContext } from './context.js';
 import { localhostRejectProtocols } from './fixed.js';
 import { endpointNames, portNames, type EndpointNames } from './names.js';
@@ -52,11 +53,29 @@ export class ElementStore {
   }
 }
 
-/** proxy.ServicePortName.String() as an element comment (v1.37: cut to 128 bytes). */
-function portComment(ctx: SyncContext, sp: ServicePort): string {
-  if (!ctx.behaviour.truncateComments) return sp.spn;
+/**
+ * proxy.ServicePortName.String() as the comment of the port's no-endpoint-services and
+ * no-endpoint-nodeports elements (the only elements with a per-Service comment, v1.34-v1.37).
+ * v1.37 cuts it to 128 bytes (truncateNFTablesComment, kubernetes PR #139516). v1.34-v1.36
+ * write it whole: `ns/name:port` can reach 63+1+63+1+15 = 143 bytes, and nft refuses a comment
+ * over 128 ("comment too long, 128 characters maximum allowed"), so the whole transaction fails
+ * and kube-proxy cannot sync the node at all. There is no output to give for that node: an
+ * input error naming the Service (the IR keeps no file positions).
+ */
+function portComment(ctx: SyncContext, sp: ServicePort, map: string): string {
   const bytes = Buffer.from(sp.spn, 'utf8');
-  return bytes.length > COMMENT_LENGTH_MAX ? bytes.subarray(0, COMMENT_LENGTH_MAX).toString('utf8') : sp.spn;
+  if (bytes.length <= COMMENT_LENGTH_MAX) return sp.spn;
+  if (ctx.behaviour.truncateComments) return bytes.subarray(0, COMMENT_LENGTH_MAX).toString('utf8');
+  const release = ctx.ir.knobs.release;
+  throw new KpcError(
+    'input',
+    'input.invalid',
+    `Service ${sp.namespace}/${sp.name}${sp.portName !== '' ? ` port ${sp.portName}` : ''}: kube-proxy v${release} cannot sync this node in nftables mode: ` +
+      `the port has no endpoints for some of its traffic, so kube-proxy writes a ${map} element with the comment "${sp.spn}" (${bytes.length} bytes), ` +
+      `which nft refuses ("comment too long, ${COMMENT_LENGTH_MAX} characters maximum allowed"), failing the whole transaction; ` +
+      `kube-proxy v1.37 cuts the comment to ${COMMENT_LENGTH_MAX} bytes (kubernetes PR #139516). ` +
+      `Shorten the namespace, Service or port name (namespace/name:port at most ${COMMENT_LENGTH_MAX} bytes), or compile for --kube-proxy-version 1.37`,
+  );
 }
 
 export function writeServicePort(ctx: SyncContext, store: ElementStore, plan: ServicePortPlan): void {
@@ -92,20 +111,21 @@ export function writeServicePort(ctx: SyncContext, store: ElementStore, plan: Se
 
   const internalVerdict = !hasEndpoints ? `goto ${REJECT_CHAIN}` : !hasInternalEndpoints ? 'drop' : '';
   const externalVerdict = !hasEndpoints ? `goto ${REJECT_CHAIN}` : !hasExternalEndpoints ? 'drop' : '';
-  const comment = portComment(ctx, sp);
+  let commentText: string | undefined;
+  const comment = (map: string) => (commentText ??= portComment(ctx, sp, map));
 
   // The cluster IP.
   store.ensure(ctx, { kind: 'element', container: CLUSTER_IPS_SET, key: [sp.clusterIP] });
   if (hasInternalEndpoints) {
     store.ensure(ctx, { kind: 'element', container: SERVICE_IPS_MAP, key: [sp.clusterIP, proto, port], value: [`goto ${internalTrafficChain}`] });
   } else {
-    store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [sp.clusterIP, proto, port], value: [internalVerdict], comment });
+    store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [sp.clusterIP, proto, port], value: [internalVerdict], comment: comment(NO_ENDPOINT_SERVICES_MAP) });
   }
 
   // External IPs.
   for (const ip of sp.externalIPs) {
     if (hasEndpoints) store.ensure(ctx, { kind: 'element', container: SERVICE_IPS_MAP, key: [ip, proto, port], value: [`goto ${names.external}`] });
-    if (!hasExternalEndpoints) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [ip, proto, port], value: [externalVerdict], comment });
+    if (!hasExternalEndpoints) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [ip, proto, port], value: [externalVerdict], comment: comment(NO_ENDPOINT_SERVICES_MAP) });
   }
 
   // Load-balancer IPs and their firewall.
@@ -116,7 +136,7 @@ export function writeServicePort(ctx: SyncContext, store: ElementStore, plan: Se
     if (usesFWChain) store.ensure(ctx, { kind: 'element', container: FIREWALL_IPS_MAP, key: [ip, proto, port], value: [`goto ${names.firewall}`] });
   }
   if (!hasExternalEndpoints) {
-    for (const ip of sp.loadBalancerVIPs) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [ip, proto, port], value: [externalVerdict], comment });
+    for (const ip of sp.loadBalancerVIPs) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_SERVICES_MAP, key: [ip, proto, port], value: [externalVerdict], comment: comment(NO_ENDPOINT_SERVICES_MAP) });
   }
 
   // The node port.
@@ -126,7 +146,7 @@ export function writeServicePort(ctx: SyncContext, store: ElementStore, plan: Se
       store.ensure(ctx, { kind: 'element', container: LOCALHOST_NODEPORT_REJECT_MAP, key: [proto, nodePort], value: [`goto ${localhostNodePortRejectChain(sp.protocol)}`] });
     }
     if (hasEndpoints) store.ensure(ctx, { kind: 'element', container: SERVICE_NODEPORTS_MAP, key: [proto, nodePort], value: [`goto ${names.external}`] });
-    if (!hasExternalEndpoints) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_NODEPORTS_MAP, key: [proto, nodePort], value: [externalVerdict], comment });
+    if (!hasExternalEndpoints) store.ensure(ctx, { kind: 'element', container: NO_ENDPOINT_NODEPORTS_MAP, key: [proto, nodePort], value: [externalVerdict], comment: comment(NO_ENDPOINT_NODEPORTS_MAP) });
   }
 
   // E2: the ClusterIP masquerade rule in the internal traffic chain.

@@ -6,6 +6,8 @@
  * emitters write them, the readers and the tracer recognise them.
  */
 
+import { lineError } from '../line-error.js';
+
 /** The built-in chains of each table (iptables(8)). */
 export const BUILTIN_CHAINS_BY_TABLE: Readonly<Record<string, readonly string[]>> = {
   filter: ['INPUT', 'FORWARD', 'OUTPUT'],
@@ -93,4 +95,19 @@ export const IPVS_BUILTIN_JUMPS: readonly BuiltinJump[] = [
 export function jumpArgs(j: BuiltinJump): string {
   const parts = [j.extraArgs, j.comment ? `-m comment --comment "${j.comment}"` : '', `-j ${j.to}`];
   return parts.filter((s) => s !== '').join(' ');
+}
+
+/**
+ * A chain name read from a previous state (iptables-save output, restore text); throws
+ * previous.unreadable at `lineNo`. kube-proxy's own chains (`KUBE-…`) may be written back into a
+ * delta (`:KUBE-SVC-… - [0:0]`, `-X KUBE-SVC-…`), so they must be what kpc writes:
+ * `[A-Z][A-Z0-9-]*`, at most 28 characters (safe-text.ts chainName). Any other chain is only
+ * kept, never written, but a name with a quote, a backslash, a blank or a control character, or
+ * over iptables' 28 characters, is one iptables-restore could not read back in a rule line.
+ */
+export function checkReadChainName(name: string, lineNo: number): string {
+  if (name.startsWith('KUBE-') ? !/^[A-Z][A-Z0-9-]{0,27}$/.test(name) : name.length > 28 || /["'\\\s\x00-\x1f\x7f]/.test(name)) {
+    throw lineError(lineNo, `chain name ${JSON.stringify(name)} is not one iptables-restore can read back${name.startsWith('KUBE-') ? ' (kube-proxy\'s chains are [A-Z0-9-], at most 28 characters)' : ' (at most 28 characters, no quotes, backslashes or blanks)'}`);
+  }
+  return name;
 }

@@ -17,7 +17,7 @@
  */
 
 import type { Chain, Rule, RuleSet, Table } from './model.js';
-import { isBuiltinChain } from './chains.js';
+import { checkReadChainName, isBuiltinChain } from './chains.js';
 import { parseRuleArgs } from './parse-rule.js';
 import { tokenize, type Token } from './tokenize.js';
 import { isKpcError } from '../../errors.js';
@@ -101,6 +101,7 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
     let chain = t.chains.get(name);
     if (!chain) {
       if (!create) throw lineError(lineNo, `chain ${name} does not exist in table ${t.name}`);
+      checkReadChainName(name, lineNo);
       const builtin = isBuiltinChain(t.name, name);
       if (!builtin) warnings.push(`line ${lineNo}: chain ${name} was used without a declaration in table ${t.name}`);
       chain = newChain(t, name, builtin, builtin ? 'ACCEPT' : '-', 0);
@@ -198,7 +199,7 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
     if (line.startsWith(':')) {
       const m = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/.exec(line);
       if (!m) throw lineError(lineNo, `"${line}" is not a chain line (:CHAIN POLICY [packets:bytes])`);
-      const name = m[1]!;
+      const name = checkReadChainName(m[1]!, lineNo);
       const builtin = isBuiltinChain(table.name, name);
       const existing = table.chains.get(name);
       // Declaring a chain in restore input flushes it.
@@ -221,6 +222,7 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
       case '-N':
       case '--new-chain': {
         if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
+        checkReadChainName(arg, lineNo);
         if (!table.chains.has(arg)) table.chains.set(arg, newChain(table, arg, false, '-', lineNo));
         break;
       }

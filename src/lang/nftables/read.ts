@@ -14,9 +14,11 @@
  * (the caller names the file).
  */
 
+import { isKpcError } from '../../errors.js';
 import { lineError } from '../line-error.js';
 import { NftTransaction, type NftBaseChainSpec, type NftFamily, type NftObject, type NftVerb } from './model.js';
 import { applyTransaction, emptyState, stateRule, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
+import { checkElement, checkName, listedRuleProblem, listingHint } from './read-checks.js';
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
@@ -207,11 +209,22 @@ function parseCommand(raw: string, line: number, family: NftFamily, table: strin
 /** knftables' form (kpc's output, a kube-proxy transaction or dump) → the state `nft -f` leaves on an empty table. */
 export function readTransaction(text: string, family: NftFamily, table: string): NftState {
   const tx = new NftTransaction(family, table);
+  const types = new Map<string, string>();
+  const hint = 'write elements as kpc and kube-proxy do (tcp, not 6; ports as numbers)';
   text.split('\n').forEach((raw, i) => {
     const l = raw.trim();
     if (l === '' || l.startsWith('#')) return;
     const op = parseCommand(l, i + 1, family, table);
-    if (op) tx.ops.push(op);
+    if (!op) return;
+    const o = op.object;
+    if (o.kind === 'chain' || o.kind === 'set' || o.kind === 'map' || o.kind === 'counter') checkName(o.kind, o.name, i + 1);
+    if (o.kind === 'rule') checkName('chain', o.chain, i + 1);
+    if ((o.kind === 'set' || o.kind === 'map') && op.verb === 'add') types.set(o.name, o.type);
+    if (o.kind === 'element') {
+      checkName('set', o.container, i + 1);
+      checkElement(o.container, types.get(o.container) ?? '', o.key.join(' . '), (o.value ?? []).join(' . '), i + 1, hint);
+    }
+    tx.ops.push(op);
   });
   return applyTransaction(emptyState(family, table), tx);
 }
@@ -220,11 +233,27 @@ export function readTransaction(text: string, family: NftFamily, table: string):
 // nft's listing
 // ---------------------------------------------------------------------------------------------
 
+interface BlockLine {
+  text: string;
+  line: number;
+  /** A statement over several lines (`elements = { a,` … `b }`): where each line starts in `text`. */
+  starts?: Array<{ offset: number; line: number }>;
+}
+
 interface Block {
   kind: string;
   name: string;
   line: number;
-  lines: Array<{ text: string; line: number }>;
+  lines: BlockLine[];
+}
+
+/** A line of `nft -a list …` without its trailing `# handle N` (outside quotes). */
+function stripHandle(l: string): string {
+  const i = l.lastIndexOf('# handle ');
+  if (i < 0 || !/^# handle \d+$/.test(l.slice(i))) return l;
+  let quoted = false;
+  for (let k = 0; k < i; k++) if (l[k] === '"' && l[k - 1] !== '\\') quoted = !quoted;
+  return quoted ? l : l.slice(0, i).trimEnd();
 }
 
 /** `nft list table` / `nft list ruleset` text → the state of table FAMILY NAME (exists: false if absent). */
@@ -235,7 +264,8 @@ export function readListing(text: string, family: NftFamily, table: string): Nft
   let tableDepth = 0;
   let block: Block | undefined;
   const blocks: Block[] = [];
-  let pending: { text: string; line: number } | undefined;
+  // A statement over several lines, and its running brace depth (each line is scanned once).
+  let pending: { parts: string[]; starts: Array<{ offset: number; line: number }>; length: number; line: number; depth: number } | undefined;
   let depth = 0;
   const braces = (s: string) => {
     let d = 0;
@@ -248,7 +278,7 @@ export function readListing(text: string, family: NftFamily, table: string): Nft
     return d;
   };
   for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!.trim();
+    const l = stripHandle(lines[i]!.trim());
     const ln = i + 1;
     if (l === '' || l.startsWith('#')) continue;
     if (!inTable) {
@@ -269,9 +299,12 @@ export function readListing(text: string, family: NftFamily, table: string): Nft
     }
     // Inside our table.
     if (pending) {
-      pending.text += ' ' + l;
-      if (braces(pending.text) === 0) {
-        block!.lines.push(pending);
+      pending.starts.push({ offset: pending.length + 1, line: ln });
+      pending.parts.push(l);
+      pending.length += 1 + l.length;
+      pending.depth += braces(l);
+      if (pending.depth <= 0) {
+        block!.lines.push({ text: pending.parts.join(' '), line: pending.line, starts: pending.starts });
         pending = undefined;
       }
       continue;
@@ -284,6 +317,7 @@ export function readListing(text: string, family: NftFamily, table: string): Nft
       }
       const bm = /^(chain|set|map|counter|flowtable|quota|limit|ct\s+\S+|secmark|synproxy)\s+(\S+)\s*\{$/.exec(l);
       if (bm) {
+        if (bm[1] === 'chain' || bm[1] === 'set' || bm[1] === 'map' || bm[1] === 'counter') checkName(bm[1], bm[2]!, ln);
         block = { kind: bm[1]!, name: bm[2]!, line: ln, lines: [] };
         blocks.push(block);
         depth = 2;
@@ -303,24 +337,26 @@ export function readListing(text: string, family: NftFamily, table: string): Nft
       block = undefined;
       continue;
     }
-    if (braces(l) > 0) {
-      pending = { text: l, line: ln };
+    const d = braces(l);
+    if (d > 0) {
+      pending = { parts: [l], starts: [{ offset: 0, line: ln }], length: l.length, line: ln, depth: d };
       continue;
     }
     block!.lines.push({ text: l, line: ln });
   }
   if (inTable || pending) throw lineError(lines.length, `table ${family} ${table} is not closed (truncated listing?)`);
 
+  const hint = listingHint(family, table);
   for (const b of blocks) {
-    if (b.kind === 'chain') readChainBlock(state, b);
-    else if (b.kind === 'set' || b.kind === 'map') readSetBlock(state, b);
+    if (b.kind === 'chain') readChainBlock(state, b, hint);
+    else if (b.kind === 'set' || b.kind === 'map') readSetBlock(state, b, hint);
     else if (b.kind === 'counter') state.counters.add(b.name);
     else throw lineError(b.line, `kpc does not read nft ${b.kind} objects (not kube-proxy's)`);
   }
   return state;
 }
 
-function readChainBlock(state: NftState, b: Block): void {
+function readChainBlock(state: NftState, b: Block, hint: string): void {
   const chain: StateChain = { name: b.name, rules: [] };
   for (const { text, line } of b.lines) {
     const hm = /^type\s+(\S+)\s+hook\s+(\S+)(?:\s+device\s+\S+)?\s+priority\s+([^;]+);(?:\s*policy\s+\S+;)?$/.exec(text);
@@ -335,16 +371,18 @@ function readChainBlock(state: NftState, b: Block): void {
       chain.comment = cm[1]!;
       continue;
     }
-    const { body, comment } = splitComment(text.replace(/\s+#\s*handle\s+\d+$/, ''));
+    const { body, comment } = splitComment(text);
+    const problem = listedRuleProblem(body);
+    if (problem) throw lineError(line, `rule of chain ${b.name}: ${problem}; ${hint}`);
     chain.rules.push(stateRule(body, comment));
   }
   state.chains.set(b.name, chain);
 }
 
-function readSetBlock(state: NftState, b: Block): void {
+function readSetBlock(state: NftState, b: Block, hint: string): void {
   const set: StateSet = { kind: b.kind as 'set' | 'map', name: b.name, type: '', flags: [], elements: new Map() };
-  const elementTexts: Array<{ text: string; line: number }> = [];
-  for (const { text, line } of b.lines) {
+  const elementTexts: Array<{ text: string; line: number; offset: number; starts?: BlockLine['starts'] }> = [];
+  for (const { text, line, starts } of b.lines) {
     const [k, ...v] = text.split(/\s+/);
     const val = v.join(' ');
     if (k === 'type') set.type = val;
@@ -357,14 +395,27 @@ function readSetBlock(state: NftState, b: Block): void {
     else if (k === 'elements') {
       const em = /^elements\s*=\s*\{(.*)\}$/.exec(text);
       if (!em) throw lineError(line, `bad elements: ${text}`);
-      elementTexts.push({ text: em[1]!, line });
+      elementTexts.push({ text: em[1]!, line, offset: text.indexOf('{') + 1, ...(starts ? { starts } : {}) });
     } else if (k === 'size' || k === 'policy' || k === 'gc-interval' || k === 'auto-merge' || k === 'counter') continue;
     else throw lineError(line, `unsupported ${b.kind} property ${JSON.stringify(text)}`);
   }
   if (set.type === '') throw lineError(b.line, `${b.kind} ${b.name} without a type`);
-  for (const { text, line } of elementTexts) {
+  for (const { text, line, offset, starts } of elementTexts) {
+    // Each element's own line: the last line that starts at or before it.
+    let cursor = 0;
+    let s = 0;
     for (const part of splitTopLevel(text)) {
-      const el = parseElement(part, line, set.kind === 'map');
+      let at = line;
+      if (starts) {
+        const pos = text.indexOf(part, cursor);
+        if (pos >= 0) {
+          cursor = pos + part.length;
+          while (s + 1 < starts.length && starts[s + 1]!.offset <= offset + pos) s++;
+        }
+        at = starts[s]!.line;
+      }
+      const el = parseElement(part, at, set.kind === 'map');
+      checkElement(set.name, set.type, el.key, el.value, at, hint);
       set.elements.set(el.key, el);
     }
   }
@@ -525,7 +576,7 @@ function jsonType(t: J): string {
   return Array.isArray(t) ? t.join(' . ') : String(t);
 }
 
-function jsonElement(e: J, isMap: boolean): StateElement {
+function jsonElement(e: J, isMap: boolean, set: StateSet, hint: string): StateElement {
   let keyPart: J = e;
   let value = '';
   if (isMap) {
@@ -540,6 +591,7 @@ function jsonElement(e: J, isMap: boolean): StateElement {
     keyPart = el['val'];
   }
   const key = expr(keyPart);
+  checkElement(set.name, set.type, key, value, 1, hint);
   return { key, value, ...(comment !== undefined ? { comment } : {}) };
 }
 
@@ -555,6 +607,7 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
   const state = emptyState(family, table);
   state.commentsKnown = false;
   const items = doc['nftables'] as J[];
+  const hint = listingHint(family, table);
   items.forEach((item, i) => {
     try {
       if (!isObject(item)) return;
@@ -570,6 +623,7 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
       }
       if (o['family'] !== family || o['table'] !== table) return;
       const name = String(o['name']);
+      if (kind === 'chain' || kind === 'set' || kind === 'map' || kind === 'counter') checkName(kind, name, 1);
       switch (kind) {
         case 'chain':
           state.chains.set(name, {
@@ -593,7 +647,7 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
             elements: new Map(),
           };
           for (const e of (o['elem'] as J[] | undefined) ?? []) {
-            const el = jsonElement(e, isMap);
+            const el = jsonElement(e, isMap, set, hint);
             set.elements.set(el.key, el);
           }
           state.sets.set(name, set);
@@ -605,7 +659,10 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
         case 'rule': {
           const chain = state.chains.get(String(o['chain']));
           if (!chain) throw new JsonShapeError(`rule of an unlisted chain ${JSON.stringify(o['chain'])}`);
-          chain.rules.push(stateRule(jsonRuleText(o['expr'] as J[]), typeof o['comment'] === 'string' ? o['comment'] : undefined));
+          const body = jsonRuleText(o['expr'] as J[]);
+          const problem = listedRuleProblem(body);
+          if (problem) throw lineError(1, `rule of chain ${chain.name}: ${problem}; ${hint}`);
+          chain.rules.push(stateRule(body, typeof o['comment'] === 'string' ? o['comment'] : undefined));
           break;
         }
         default:
@@ -613,6 +670,7 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
       }
     } catch (e) {
       if (e instanceof JsonShapeError) throw lineError(1, `nftables[${i}]: ${e.message}`);
+      if (isKpcError(e, 'previous.unreadable')) throw lineError(1, `nftables[${i}]: ${e.message}`);
       throw e;
     }
   });
