@@ -14,6 +14,7 @@ import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
+import { parseYAMLBlock } from './yaml-block.js';
 import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 
 /**
@@ -24,7 +25,8 @@ import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, 
 const MAX_PRECISE_YAML_BYTES = 32 << 20;
 
 export function readYAML(name: string, text: string): ReadResult {
-  const fast = parseYAMLFast(text, LIMITS);
+  // The block-YAML reader first (kubectl's, Helm's output); js-yaml where it gives up.
+  const fast = parseYAMLBlock(text, LIMITS) ?? parseYAMLFast(text, LIMITS);
   if (fast) {
     const objects: RawObject[] = [];
     // One index for the file: each located object counts lines from the nearest checkpoint,
