@@ -171,8 +171,9 @@ class BlockReader {
       this.curLine = ls;
       this.curPos = i;
       this.curDoc = false;
-      if (i === ls && (c === DASH || c === 0x2e) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === c && this.isSpaceOrEnd(i + 3)) {
-        if (c === 0x2e) throw GIVE_UP; // `...`
+      if (i === ls && (c === DASH || c === 0x2e) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === c) {
+        // js-yaml takes `---` at a document's start whatever follows it (`---x: 1` is `x: 1`).
+        if (c === 0x2e || !this.isSpaceOrEnd(i + 3)) throw GIVE_UP; // `...`, `---x`
         this.lineEndAfter(i + 3); // only a comment may follow `---`
         this.curIndent = -1;
         this.curDoc = true;
@@ -319,7 +320,10 @@ class BlockReader {
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (text.charCodeAt(i + 1) !== (c === 0x7b ? 0x7d : 0x5d)) throw GIVE_UP; // content, or `{ }`
       const node = c === 0x7b ? {} : [];
-      if (depth <= 3) this.spans.set(node, { start: open, end: i + 2 });
+      // js-yaml first tries an item's node as a mapping's key, which takes the spaces after it.
+      let end = i + 2;
+      if (item) while (text.charCodeAt(end) === SPACE) end++;
+      if (depth <= 3) this.spans.set(node, { start: open, end });
       this.seek(this.lineEndAfter(i + 2));
       return node;
     }
