@@ -74,16 +74,77 @@ const BACKSLASH = 0x5c;
  * fast path gives them as null, and readers skip them).
  */
 export function parseYAMLBlock(text: string, limits: { maxScalarBytes: number }): FastDocument[] | undefined {
-  if (mayHoldAnchors(text)) return undefined;
-  // The precise test only when the text holds anything but printable ASCII (it is 4 times slower).
-  if (NOT_PRINTABLE_ASCII.test(text) && UNSUPPORTED_CHARS.test(text)) return undefined;
-  if (text.includes('\r') && LONE_CR.test(text)) return undefined;
+  if (!readable(text)) return undefined;
   try {
-    return new BlockReader(text, limits.maxScalarBytes).documents();
+    return new BlockReader(text, limits.maxScalarBytes, false).documents();
   } catch (e) {
     if (e === GIVE_UP) return undefined;
     throw e;
   }
+}
+
+/**
+ * A `kind: List` read item by item (what `kubectl get -o yaml` prints: one document, its
+ * `items:` a block sequence at column 0). `root` is the List with `items` holding `count`
+ * placeholders; item(i) reads item i now (every call anew), or gives undefined when the reader
+ * gives up on it — then the whole file must be read another way, as if parseYAMLBlock had
+ * given up. Spans are those parseYAMLBlock would record.
+ */
+export interface BlockList {
+  root: { kind: string; apiVersion?: unknown; items: unknown[] };
+  count: number;
+  item(index: number): unknown;
+  spans: FastDocument['spans'];
+}
+
+/**
+ * The input as a List to read item by item (see BlockList), or all its documents read now
+ * (as parseYAMLBlock gives them), or undefined when the reader gives up.
+ *
+ * Why item by item: the loader decodes each item right after it is read, so a raw item dies
+ * young instead of every raw item staying alive (and being copied and marked by the garbage
+ * collector) until the last one is read — as JSON input is read (json-objects.ts).
+ */
+export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }): { list: BlockList } | { documents: FastDocument[] } | undefined {
+  if (!readable(text)) return undefined;
+  try {
+    const reader = new BlockReader(text, limits.maxScalarBytes, true);
+    const docs = reader.documents();
+    const lazy = reader.lazy;
+    if (lazy === undefined) return { documents: docs };
+    const root = docs.length === 1 ? (docs[0]!.value as Record<string, unknown>) : undefined;
+    if (!root || root.items !== lazy.items || typeof root.kind !== 'string' || !root.kind.endsWith('List')) {
+      // Not a single List after all (a second document, an `items` of another kind): eagerly.
+      return { documents: new BlockReader(text, limits.maxScalarBytes, false).documents() };
+    }
+    return {
+      list: {
+        root: root as BlockList['root'],
+        count: lazy.starts.length,
+        spans: reader.spans,
+        item: (index) => {
+          try {
+            return reader.listItem(index);
+          } catch (e) {
+            if (e === GIVE_UP) return undefined;
+            throw e;
+          }
+        },
+      },
+    };
+  } catch (e) {
+    if (e === GIVE_UP) return undefined;
+    throw e;
+  }
+}
+
+/** No anchor may hide in the text, and no character the reader does not take on. */
+function readable(text: string): boolean {
+  if (mayHoldAnchors(text)) return false;
+  // The precise test only when the text holds anything but printable ASCII (it is 4 times slower).
+  if (NOT_PRINTABLE_ASCII.test(text) && UNSUPPORTED_CHARS.test(text)) return false;
+  if (text.includes('\r') && LONE_CR.test(text)) return false;
+  return true;
 }
 
 class BlockReader {
@@ -100,9 +161,15 @@ class BlockReader {
   private curLine = 0;
   private curDoc = false;
 
+  /** The first document's `items:` at column 0, when its items are left for listItem. */
+  lazy: { items: unknown[]; starts: number[]; endPos: number } | undefined;
+  private documentsRead = 0;
+
   constructor(
     private readonly text: string,
     private readonly maxScalar: number,
+    /** Leave the items of a first document's `items:` sequence at column 0 for listItem. */
+    private readonly lazyItems: boolean,
   ) {
     this.len = text.length;
     const last = this.len > 0 ? text.charCodeAt(this.len - 1) : LF;
@@ -124,6 +191,7 @@ class BlockReader {
       if (this.curIndent >= 0) throw GIVE_UP; // more content at the root's indentation
       this.spans.set(value, { start, end: this.curPos });
       out.push({ value, spans: this.spans });
+      this.documentsRead++;
     }
     return out;
   }
@@ -294,7 +362,12 @@ class BlockReader {
       const at = this.curPos;
       const isItem = text.charCodeAt(at) === DASH && this.isBlank(at + 1);
       if (below === indent && !isItem) return null;
-      const node = isItem ? this.sequence(below, depth) : this.mapping(at, below, depth);
+      let node: object;
+      if (isItem && this.lazyItems && depth === 2 && below === 0 && this.documentsRead === 0 && this.lazy === undefined && this.keyText === 'items') {
+        node = this.skipItems();
+      } else {
+        node = isItem ? this.sequence(below, depth) : this.mapping(at, below, depth);
+      }
       if (depth <= 3) this.spans.set(node, { start: pos, end: this.curPos });
       return node;
     }
@@ -344,6 +417,51 @@ class BlockReader {
     const node = this.mapping(i, i - this.curLine, depth); // an item starts on the current line
     if (depth <= 3) this.spans.set(node, { start: open, end: this.curPos });
     return node;
+  }
+
+  /**
+   * The items of a sequence at column 0 (the current line is its first `- `), found but not
+   * read: every line starting `- ` at column 0 starts an item, up to the first line at column
+   * 0 that is not one, a comment or blank. Inside an item every line is indented (the reader
+   * takes no scalar continued at column 0), so when each item reads up to the next one's line
+   * (listItem checks it), these are the sequence's items. Leaves the reader after them.
+   */
+  private skipItems(): unknown[] {
+    const text = this.text;
+    const starts: number[] = [];
+    let ls = this.curLine;
+    while (ls < this.len) {
+      const c = text.charCodeAt(ls);
+      if (c === DASH && this.isBlank(ls + 1)) starts.push(ls);
+      else if (c !== SPACE && c !== LF && c !== CR && c !== HASH) break;
+      ls = this.lineAfter(ls);
+    }
+    this.seek(ls);
+    const items: unknown[] = new Array(starts.length).fill(null);
+    this.lazy = { items, starts, endPos: this.curPos };
+    return items;
+  }
+
+  /** Item `index` of the lazy sequence, read as sequence() reads an item (depth 3). */
+  listItem(index: number): unknown {
+    const lazy = this.lazy!;
+    const start = lazy.starts[index]!;
+    this.curLine = start;
+    this.curPos = start;
+    this.curIndent = 0;
+    this.curDoc = false;
+    const text = this.text;
+    let i = start + 1;
+    while (text.charCodeAt(i) === SPACE) i++;
+    const c = i < this.len ? text.charCodeAt(i) : LF;
+    if (c === LF || c === CR || c === HASH) throw GIVE_UP;
+    if (c === DASH && this.isBlank(i + 1)) throw GIVE_UP;
+    const value = this.inlineValue(i, i, 0, 3, true);
+    if (value !== null && typeof value === 'object' && !this.spans.has(value)) throw GIVE_UP;
+    // The item must end where the next one starts (or where the sequence ends).
+    const next = index + 1 < lazy.starts.length ? lazy.starts[index + 1]! : lazy.endPos;
+    if (this.curPos !== next) throw GIVE_UP;
+    return value;
   }
 
   /** A block sequence on the current line, indented `indent`. */

@@ -14,7 +14,8 @@ import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
-import { parseYAMLBlock } from './yaml-block.js';
+import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
+import { openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
 import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 
 /**
@@ -24,9 +25,69 @@ import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, 
  */
 const MAX_PRECISE_YAML_BYTES = 32 << 20;
 
+/**
+ * A YAML input: a List the block reader reads item by item (yaml-block.ts, openYAMLBlock),
+ * or read in full as readYAML reads it.
+ */
+export function openYAML(name: string, text: string): ReadOutcome {
+  const block = openYAMLBlock(text, LIMITS);
+  if (block && 'list' in block) return { json: new YamlListObjects(name, text, block.list) };
+  return { read: readYAMLFrom(name, text, block ? block.documents : parseYAMLFast(text, LIMITS)) };
+}
+
+/** A YAML List's items, each read by the block reader when taken (see LazyObjects). */
+class YamlListObjects implements LazyObjects {
+  private readonly lines: LineIndex;
+  private readonly type: { kind: string; apiVersion: string } | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly text: string,
+    private readonly list: BlockList,
+  ) {
+    this.lines = new LineIndex(text);
+    this.type = listItemType(list.root.kind, list.root.apiVersion);
+  }
+
+  get count(): number {
+    return this.list.count;
+  }
+
+  take(index: number): RawObject | ObjectFailure {
+    const value = this.list.item(index);
+    if (value === undefined) return { failed: 'syntax', index };
+    inheritListType(value, this.type);
+    return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, this.list, value) } };
+  }
+
+  /** Read the file as if the block reader had given up on it from the start. */
+  failure(): ReadOutcome {
+    return { read: readYAMLFrom(this.name, this.text, parseYAMLFast(this.text, LIMITS)) };
+  }
+
+  readAll(): ReadResult {
+    const objects: RawObject[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const object = this.take(i);
+      if ('failed' in object) return (this.failure() as { read: ReadResult }).read;
+      objects.push(object);
+    }
+    return { objects, diagnostics: [] };
+  }
+}
+
 export function readYAML(name: string, text: string): ReadResult {
   // The block-YAML reader first (kubectl's, Helm's output); js-yaml where it gives up.
-  const fast = parseYAMLBlock(text, LIMITS) ?? parseYAMLFast(text, LIMITS);
+  return readYAMLFrom(name, text, parseYAMLBlock(text, LIMITS) ?? parseYAMLFast(text, LIMITS));
+}
+
+/** readYAML as it was before the block reader: js-yaml's path alone (for tests that compare the two). */
+export function readYAMLWithoutBlockReader(name: string, text: string): ReadResult {
+  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS));
+}
+
+/** readYAML, given what the block reader or js-yaml read (undefined: neither could). */
+function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined): ReadResult {
   if (fast) {
     const objects: RawObject[] = [];
     // One index for the file: each located object counts lines from the nearest checkpoint,
@@ -226,8 +287,8 @@ function pushFast(objects: RawObject[], name: string, value: object, located: (o
 }
 
 /** The fast path's locator: the object's own text parsed again on first use. */
-function fastLocator(text: string, lines: LineIndex, doc: FastDocument, obj: object): Locator {
-  const span = doc.spans.get(obj);
+function fastLocator(text: string, lines: LineIndex, doc: Pick<FastDocument, 'spans'>, obj: unknown): Locator {
+  const span = obj !== null && typeof obj === 'object' ? doc.spans.get(obj) : undefined;
   if (!span) return () => ({ line: 1, column: 1 });
   let located: Locator | undefined;
   return (path) => {

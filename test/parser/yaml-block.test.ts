@@ -14,7 +14,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCluster, renderCluster } from '../../bench/gen.js';
 import { LIMITS } from '../../src/parser/raw-objects.js';
-import { obviousPlain, parseYAMLBlock } from '../../src/parser/yaml-block.js';
+import { readDocuments } from '../../src/parser/documents.js';
+import type { ReadResult } from '../../src/parser/raw-objects.js';
+import { obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
+import { readYAMLWithoutBlockReader } from '../../src/parser/yaml-documents.js';
 import { parseYAMLFast, resolvePlainScalar, UNCLEAN, type FastDocument } from '../../src/parser/yaml-fast.js';
 
 type Outcome = { accepted: true } | { accepted: false } | { accepted: true; difference: string };
@@ -440,3 +443,70 @@ describe('the block-YAML reader builds what js-yaml builds, or gives up', () => 
     expect(accepted).toBeGreaterThan(N * 0.15);
   }, 900_000);
 });
+
+/**
+ * What the loader gets: readDocuments (a List item by item, other input in full) against the
+ * js-yaml path alone, as kpc read YAML before the block reader — the objects, their values,
+ * every diagnostic, and the position each object's locator gives for a set of field paths.
+ */
+describe('YAML input reads as before the block reader (objects, diagnostics, positions)', () => {
+  const PATHS = [[], ['metadata'], ['metadata', 'name'], ['metadata', 'labels', 'app'], ['spec'], ['spec', 'ports', 0, 'port'], ['spec', 'ports', 1], ['spec', 'nothing', 'here'], ['endpoints', 0, 'addresses', 0], ['status']];
+
+  function sameRead(text: string): void {
+    const bytes = new TextEncoder().encode(text);
+    const mine = readDocuments({ name: 'in.yaml', bytes });
+    // The text readDocuments decodes (TextDecoder drops a byte-order mark).
+    const theirs = readYAMLWithoutBlockReader('in.yaml', new TextDecoder().decode(bytes));
+    const fail = (why: string) => expect.fail(`${why}\n--- input ---\n${JSON.stringify(text).slice(0, 3000)}`);
+    if (JSON.stringify(mine.diagnostics) !== JSON.stringify(theirs.diagnostics)) fail(`diagnostics ${JSON.stringify(mine.diagnostics)} against ${JSON.stringify(theirs.diagnostics)}`);
+    if (mine.objects.length !== theirs.objects.length) fail(`${mine.objects.length} objects against ${theirs.objects.length}`);
+    const none = new WeakMap<object, { start: number; end: number }>();
+    mine.objects.forEach((o, i) => {
+      const t = theirs.objects[i]!;
+      const found = compare(o.value, t.value, none, none, `object[${i}]`);
+      if (found) fail(found);
+      if (o.origin.file !== t.origin.file) fail('file differs');
+      for (const path of PATHS) {
+        const a = JSON.stringify(o.origin.locate(path));
+        const b = JSON.stringify(t.origin.locate(path));
+        if (a !== b) fail(`object[${i}] at ${JSON.stringify(path)}: ${a} against ${b}`);
+      }
+    });
+  }
+
+  it('takes a kubectl List item by item', () => {
+    const block = openYAMLBlock(genYAML(50, 2), LIMITS);
+    expect(block && 'list' in block && block.list.count).toBe(genYAML(50, 2).split('\n- ').length - 1);
+  });
+
+  it('agrees on bench/gen YAML, the kubectl-style cases and every YAML fixture', () => {
+    for (const seed of [1, 2]) sameRead(genYAML(60, seed));
+    sameRead(genYAML(30, 3, 'yaml-anchors'));
+    sameRead(KUBECTL);
+    sameRead(KUBECTL.replace(/\n/g, '\r\n'));
+    for (const s of STREAMS) sameRead(s);
+    const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : /\.ya?ml$/.test(n) ? [join(dir, n)] : []));
+    for (const f of walk('fixtures')) sameRead(readFileSync(f, 'utf8'));
+  }, 300_000);
+
+  it('agrees on mutations of a List (items read, given up on, or spoiling the whole file)', () => {
+    const random = rng(Number(process.env.KPC_YAML_FUZZ_SEED ?? 77));
+    const base = [KUBECTL, genYAML(4, 8)];
+    const inserts = ['\n', '  ', '- ', '-', '#', ' # c', '\n#c\n', '\n- x\n', '\n  - y\n', '\nz: 1\n', '---\n', ':', '"', "'", '|', '{}', '&a', 'on', '\t'];
+    const N = Number(process.env.KPC_YAML_FUZZ_N ?? 200);
+    for (let k = 0; k < N; k++) {
+      let text = base[Math.floor(random() * base.length)]!;
+      const at = Math.floor(random() * text.length);
+      const r = random();
+      if (r < 0.5) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
+      else if (r < 0.8) text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+      else {
+        const ls = text.lastIndexOf('\n', at - 1) + 1;
+        text = random() < 0.5 ? `${text.slice(0, ls)} ${text.slice(ls)}` : text.slice(0, ls) + text.slice(ls).replace(/^ /, '');
+      }
+      sameRead(text);
+    }
+  }, 900_000);
+});
+
+export type { ReadResult };
