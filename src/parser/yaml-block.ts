@@ -140,7 +140,8 @@ export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }):
 
 /** No anchor may hide in the text, and no character the reader does not take on. */
 function readable(text: string): boolean {
-  if (mayHoldAnchors(text)) return false;
+  // mayHoldAnchors can only match where `&` or `*` is: most inputs have neither.
+  if ((text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
   // The precise test only when the text holds anything but printable ASCII (it is 4 times slower).
   if (NOT_PRINTABLE_ASCII.test(text) && UNSUPPORTED_CHARS.test(text)) return false;
   if (text.includes('\r') && LONE_CR.test(text)) return false;
@@ -334,10 +335,8 @@ class BlockReader {
       key = this.scalarText;
     } else {
       if (!this.plainStart(pos)) throw GIVE_UP;
-      const colon = this.scanPlain(pos);
-      if (colon < 0 || this.plainEnd !== colon) throw GIVE_UP; // no `: `, or a space before it
-      key = this.plainKeyAt(pos, colon);
-      end = colon;
+      end = this.plainKey(pos);
+      key = this.keyText;
     }
     if (text.charCodeAt(end) !== COLON || !this.isBlank(end + 1)) throw GIVE_UP;
     if (key.length > this.maxScalar || key === '__proto__' || key === '<<') throw GIVE_UP;
@@ -493,21 +492,48 @@ class BlockReader {
   }
 
   /**
-   * Plain keys seen, by a hash of their text: a key repeated (every object has `metadata` and
-   * `name`) is the same string, made a property name once, not sliced and internalised again.
+   * Plain keys seen, by a hash of their text (an open table of KEY_SLOTS slots, the latest key
+   * per slot): a key repeated (every object has `metadata` and `name`) is the same string,
+   * made a property name once, not sliced and internalised again.
    */
-  private readonly keyCache = new Map<number, { source: string; key: string }>();
+  private readonly keyHashes = new Int32Array(KEY_SLOTS);
+  private readonly keySources: string[] = new Array<string>(KEY_SLOTS).fill('');
+  private readonly keyValues: string[] = new Array<string>(KEY_SLOTS).fill('');
 
-  private plainKeyAt(pos: number, end: number): string {
+  /**
+   * A plain key at `pos` (its first character may start a plain scalar): sets keyText and
+   * returns the offset of its `:` (followed by a space or the line's end). Gives up when the
+   * line has no such `:`, or a comment or a space comes before it.
+   */
+  private plainKey(pos: number): number {
     const text = this.text;
-    let h = end - pos;
-    for (let i = pos; i < end; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
-    const hit = this.keyCache.get(h);
-    if (hit !== undefined && hit.source.length === end - pos && text.startsWith(hit.source, pos)) return hit.key;
-    const source = text.slice(pos, end);
+    const len = this.len;
+    let h = 0;
+    let i = pos;
+    for (; i < len; i++) {
+      const c = text.charCodeAt(i);
+      if (c === COLON && this.isBlank(i + 1)) break;
+      if (c === LF || c === CR) throw GIVE_UP;
+      if (c === HASH && text.charCodeAt(i - 1) === SPACE) throw GIVE_UP;
+      h = (Math.imul(h, 31) + c) | 0;
+    }
+    if (i >= len || text.charCodeAt(i - 1) === SPACE) throw GIVE_UP;
+    const n = i - pos;
+    const slot = (h ^ (h >>> 13) ^ n) & (KEY_SLOTS - 1);
+    if (this.keyHashes[slot] === h) {
+      const source = this.keySources[slot]!;
+      if (source.length === n && text.startsWith(source, pos)) {
+        this.keyText = this.keyValues[slot]!;
+        return i;
+      }
+    }
+    const source = text.slice(pos, i);
     const key = plainKey(source);
-    this.keyCache.set(h, { source, key });
-    return key;
+    this.keyHashes[slot] = h;
+    this.keySources[slot] = source;
+    this.keyValues[slot] = key;
+    this.keyText = key;
+    return i;
   }
 
   /** The value of the last quoted scalar read. */
@@ -674,6 +700,8 @@ class BlockReader {
   }
 }
 
+const KEY_SLOTS = 4096;
+
 /** First characters of a plain scalar (ASCII): not an indicator, a space or a control character. */
 const PLAIN_START = new Uint8Array(128);
 for (let c = 0x21; c < 0x7f; c++) PLAIN_START[c] = 1;
@@ -711,7 +739,7 @@ export function obviousPlain(source: string): unknown {
       if (d === 0x2e) {
         if (source.charCodeAt(i - 1) === 0x2e) return undefined;
         dots++;
-      } else if (d < 0x30 || d > 0x39) return undefined;
+      } else if (d < 0x30 || d > 0x39) return colonWord(source) ? source : undefined;
     }
     if (dots === 0) return n <= 15 ? Number(source) : undefined;
     return dots >= 2 && source.charCodeAt(n - 1) !== 0x2e ? source : undefined;
@@ -720,13 +748,38 @@ export function obviousPlain(source: string): unknown {
   const l = c | 0x20;
   if (l >= 0x61 && l <= 0x7a) {
     if (n > 5) return source;
-    return SPECIAL_WORDS.has(source) ? undefined : source;
+    const special = SPECIAL_WORDS.get(source);
+    return special === undefined ? source : special === AMBIGUOUS ? undefined : special;
   }
   return undefined;
 }
 
-/** Every plain scalar of at most 5 characters, starting with a letter, that is not a string under SCHEMA (or is ambiguous). */
-const SPECIAL_WORDS = new Set(['null', 'Null', 'NULL', 'true', 'True', 'TRUE', 'false', 'False', 'FALSE', 'y', 'Y', 'yes', 'Yes', 'YES', 'n', 'N', 'no', 'No', 'NO', 'on', 'On', 'ON', 'off', 'Off', 'OFF']);
+const AMBIGUOUS = Symbol('ambiguous');
+
+/**
+ * A `:` and a character no number takes (`2001:db8::1`): a string. No core form has a `:`,
+ * and YAML 1.1's base-60 numbers are made of digits, `:`, `.`, `_` and a sign only.
+ */
+function colonWord(source: string): boolean {
+  if (!source.includes(':')) return false;
+  for (let i = 0; i < source.length; i++) {
+    const d = source.charCodeAt(i);
+    if (!((d >= 0x30 && d <= 0x3a) || d === 0x2e || d === 0x5f || d === 0x2b || d === 0x2d)) return true;
+  }
+  return false;
+}
+
+/**
+ * Every plain scalar of at most 5 characters, starting with a letter, that is not a string
+ * under SCHEMA: the core schema's booleans and nulls (their values), and YAML 1.1's booleans
+ * (ambiguous: the resolvers decide, and give them up).
+ */
+const SPECIAL_WORDS = new Map<string, unknown>([
+  ...['null', 'Null', 'NULL'].map((w) => [w, null] as const),
+  ...['true', 'True', 'TRUE'].map((w) => [w, true] as const),
+  ...['false', 'False', 'FALSE'].map((w) => [w, false] as const),
+  ...['y', 'Y', 'yes', 'Yes', 'YES', 'n', 'N', 'no', 'No', 'NO', 'on', 'On', 'ON', 'off', 'Off', 'OFF'].map((w) => [w, AMBIGUOUS] as const),
+]);
 
 function resolvePlain(source: string, maxScalar: number): unknown {
   if (source.length > maxScalar) throw GIVE_UP;

@@ -319,7 +319,14 @@ describe('the block-YAML reader builds what js-yaml builds, or gives up', () => 
     const random = rng(7);
     const alphabet = '0123456789.-+eExXoOb_:abnNtTfFyYlLuUsS~ ';
     const words = ['null', 'Null', 'NULL', 'nULL', 'true', 'True', 'TRUE', 'tRUE', 'false', 'False', 'FALSE', 'fALSE', 'y', 'Y', 'yes', 'Yes', 'YES', 'yES', 'n', 'N', 'no', 'No', 'NO', 'nO', 'on', 'On', 'ON', 'oN', 'off', 'Off', 'OFF', 'oFF', 'o', 'of', 'nul', 'tru', 'fals', 'ye', 'trues', 'nulls'];
-    const samples = [...words, '0', '00', '01', '10', '999999999999999', '9999999999999999', '1.2', '1.2.3', '1..2', '1.2.', '10.0.0.1', '2001:db8::1', '10.0.0.1:80'];
+    const samples = [...words, '0', '00', '01', '10', '999999999999999', '9999999999999999', '1.2', '1.2.3', '1..2', '1.2.', '10.0.0.1', '2001:db8::1', '10.0.0.1:80', '1:30', '1:3a', '1:', '1e3:x', '2001:DB8::', '1_0:5'];
+    const hexish = '0123456789abcdefABCDEF:._+-xXoObB';
+    for (let k = 0; k < 20000; k++) {
+      let s = String(1 + Math.floor(random() * 9));
+      const n = Math.floor(random() * 8);
+      for (let i = 0; i < n; i++) s += hexish[Math.floor(random() * hexish.length)];
+      samples.push(s);
+    }
     for (let k = 0; k < 20000; k++) {
       let s = '';
       const n = 1 + Math.floor(random() * 8);
