@@ -46,12 +46,7 @@ import { mayHoldAnchors, resolvePlainScalar, UNCLEAN, type FastDocument } from '
 /** Deeper documents are left to js-yaml (which refuses beyond its maxDepth, the limit + 1). */
 const MAX_DEPTH = 48;
 
-/**
- * Characters the reader does not take on: tabs, control characters but LF and CR (and CR only
- * before LF), DEL and C1 controls (NEL included), U+2028/2029, BOM, U+FFFE/FFFF, lone surrogates.
- */
-const UNSUPPORTED_CHARS = /[\x00-\x09\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
-const NOT_PRINTABLE_ASCII = /[^\n\r\x20-\x7E]/;
+/** A CR not before a LF (a line break to js-yaml, not to this reader). */
 const LONE_CR = /\r(?!\n)/;
 
 /** Thrown to give up; caught once, at the top. */
@@ -142,8 +137,10 @@ export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }):
 function readable(text: string): boolean {
   // mayHoldAnchors can only match where `&` or `*` is: most inputs have neither.
   if ((text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
-  // The precise test only when the text holds anything but printable ASCII (it is 4 times slower).
-  if (NOT_PRINTABLE_ASCII.test(text) && UNSUPPORTED_CHARS.test(text)) return false;
+  // Other characters are checked where the reader reads them (scalars and keys: see `odd`);
+  // comments it skips, as js-yaml does, but js-yaml refuses a NUL anywhere, ends a comment at
+  // a lone CR, and drops a leading BOM (which would shift every position).
+  if (text.includes('\0') || text.charCodeAt(0) === 0xfeff) return false;
   if (text.includes('\r') && LONE_CR.test(text)) return false;
   return true;
 }
@@ -221,7 +218,7 @@ class BlockReader {
         continue;
       }
       if (c === CR) {
-        ls = i + 2; // CR is always followed by LF (UNSUPPORTED_CHARS)
+        ls = i + 2; // CR is always followed by LF (LONE_CR)
         continue;
       }
       if (c === HASH) {
@@ -237,6 +234,7 @@ class BlockReader {
         this.atEnd();
         return;
       }
+      if (c < 0x20) throw GIVE_UP; // a tab (in the indentation, or a line of blanks), a control
       this.curLine = ls;
       this.curPos = i;
       this.curDoc = false;
@@ -513,9 +511,10 @@ class BlockReader {
     for (; i < len; i++) {
       const c = text.charCodeAt(i);
       if (c === COLON && this.isBlank(i + 1)) break;
-      if (c === LF || c === CR) throw GIVE_UP;
+      if (c < 0x20) throw GIVE_UP; // the line's end (no `: `), a tab, a control
       if (c === HASH && text.charCodeAt(i - 1) === SPACE) throw GIVE_UP;
       h = (Math.imul(h, 31) + c) | 0;
+      if (c >= 0x7f) i = this.odd(i);
     }
     if (i >= len || text.charCodeAt(i - 1) === SPACE) throw GIVE_UP;
     const n = i - pos;
@@ -552,7 +551,11 @@ class BlockReader {
         out += text.slice(from, j);
         break;
       }
-      if (c === LF || c === CR) throw GIVE_UP; // multi-line
+      if (c < 0x20) throw GIVE_UP; // multi-line, a tab, a control
+      if (c >= 0x7f) {
+        j = this.odd(j) + 1;
+        continue;
+      }
       if (c === BACKSLASH) {
         out += text.slice(from, j);
         const e = text.charCodeAt(j + 1);
@@ -600,12 +603,30 @@ class BlockReader {
         from = j;
         continue;
       }
-      if (c === LF || c === CR) throw GIVE_UP; // multi-line
+      if (c < 0x20) throw GIVE_UP; // multi-line, a tab, a control
+      if (c >= 0x7f) j = this.odd(j);
       j++;
     }
     if (out.length > this.maxScalar) throw GIVE_UP;
     this.scalarText = out;
     return j + 1;
+  }
+
+  /**
+   * A character from U+007F up at `i` in a scalar or key: gives up on DEL, the C1 controls
+   * (NEL included), U+2028/2029, BOM, U+FFFE/FFFF and lone surrogates (js-yaml refuses some,
+   * reads others as line breaks or content; this reader takes none). Returns the offset of the
+   * character's last UTF-16 unit.
+   */
+  private odd(i: number): number {
+    const c = this.text.charCodeAt(i);
+    if (c <= 0x9f || c === 0x2028 || c === 0x2029 || c === 0xfeff || c === 0xfffe || c === 0xffff) throw GIVE_UP;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const d = this.text.charCodeAt(i + 1);
+      if (c > 0xdbff || !(d >= 0xdc00 && d <= 0xdfff)) throw GIVE_UP;
+      return i + 1;
+    }
+    return i;
   }
 
   /** Whether a plain scalar may start at `i` (the indicators js-yaml's readPlainScalar refuses, and a few more). */
@@ -629,7 +650,11 @@ class BlockReader {
     let end = i;
     for (; i < len; i++) {
       const c = text.charCodeAt(i);
-      if (c === LF || c === CR) break;
+      if (c < 0x20) {
+        if (c === LF || c === CR) break;
+        throw GIVE_UP; // a tab, a control
+      }
+      if (c >= 0x7f) i = this.odd(i);
       if (c === COLON) {
         if (this.isBlank(i + 1)) {
           this.plainEnd = end;
@@ -686,6 +711,11 @@ class BlockReader {
       if (e < 0) e = this.len;
       const next = e + 1;
       if (e > p && text.charCodeAt(e - 1) === CR) e--;
+      for (let k = p; k < e; k++) {
+        const d = text.charCodeAt(k);
+        if (d < 0x20) throw GIVE_UP; // a tab, a control
+        if (d >= 0x7f) k = this.odd(k);
+      }
       out += (read ? '\n'.repeat(1 + empty) : '') + text.slice(p, e);
       if (out.length > this.maxScalar) throw GIVE_UP;
       read = true;

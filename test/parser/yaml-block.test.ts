@@ -248,6 +248,21 @@ const STREAMS: string[] = [
   `a: "x\u0085y"\n`,
   `a: x\u2028y\n`,
   `a: caf\u00e9 \u{1F600}\n`,
+  `caf\u00e9\u{1F600}: "\u{1F600}x"\n'\u{1F600}': '\u00e9'\nb: |\n  \u{1F600} \u00e9\n`,
+  `a: x\uD83Dy\n`,
+  `a: x\uDE00y\n`,
+  `a: "x\uD83D"\n`,
+  `\uD83D: 1\n`,
+  `a: 1 # \u0085 \t \uFEFF \u2028 \x7f\n# \x01 \uD800\nb: 2\n`,
+  `a: 1 # c\x00\n`,
+  `a: x\x7fy\n`,
+  `a: 'x\x9fy'\n`,
+  `a: |\n  x\ty\n`,
+  `a: |\n  x\x85y\n`,
+  `a: 1\n\t\nb: 2\n`,
+  `a: 1\n  \t# c\nb: 2\n`,
+  `a: "\uFEFF"\n`,
+  `a: 1\n# \r comment with a lone CR\nb: 2\n`,
   `a: --- x\n`,
   `---x: 1\n`,
   `--- a\n`,
@@ -303,6 +318,9 @@ describe('the block-YAML reader builds what js-yaml builds, or gives up', () => 
     expect(expectSame(KUBECTL.replace(/\n/g, '\r\n'))).toBe(true);
     expect(expectSame(STREAMS[2]!)).toBe(true);
     expect(expectSame(STREAMS[3]!)).toBe(true);
+    // Non-ASCII in keys and scalars, and odd characters in comments (which js-yaml skips too).
+    expect(expectSame(`caf\u00e9\u{1F600}: "\u{1F600}x"\n'\u{1F600}': '\u00e9'\nb: |\n  \u{1F600} \u00e9\n`)).toBe(true);
+    expect(expectSame(`a: 1 # \u0085 \t \uFEFF \u2028 \x7f\n# \x01 \uD800\nb: 2\n`)).toBe(true);
   });
 
   it('agrees (or gives up) on every hand-written stream', () => {
@@ -412,7 +430,7 @@ describe('the block-YAML reader builds what js-yaml builds, or gives up', () => 
     const random = rng(Number(process.env.KPC_YAML_FUZZ_SEED ?? 1234));
     const seeds = [...STREAMS.filter((s) => check(s).accepted && s.length > 20), genYAML(3, 5), genYAML(2, 9).replace(/\n/g, '\r\n')];
     expect(seeds.length).toBeGreaterThanOrEqual(10);
-    const inserts = [' ', '  ', '\n', '\r\n', '\r', '\t', ':', ': ', '-', '- ', '#', ' #', "'", '"', '\\', '|', '|-', '|+', '>', '{', '}', '[', ']', '{}', '[]', ',', '?', '&a', '*a', '!', '%', '@', '---', '...', '~', '0', '1', '.', 'e', 'x', 'on', 'yes', '\\u0041', '\\x', '\u00e9', '\u0085', '\uFEFF', 'null', '__proto__', '<<'];
+    const inserts = [' ', '  ', '\n', '\r\n', '\r', '\t', ':', ': ', '-', '- ', '#', ' #', "'", '"', '\\', '|', '|-', '|+', '>', '{', '}', '[', ']', '{}', '[]', ',', '?', '&a', '*a', '!', '%', '@', '---', '...', '~', '0', '1', '.', 'e', 'x', 'on', 'yes', '\\u0041', '\\x', '\u00e9', '\u0085', '\uFEFF', '\u{1F600}', '\uD83D', '\uDE00', '\u0000', '\u007f', '\u2028', 'null', '__proto__', '<<'];
     let accepted = 0;
     let changed = 0;
     const N = Number(process.env.KPC_YAML_FUZZ_N ?? 6000); // KPC_YAML_FUZZ_N=200000 for a long run
