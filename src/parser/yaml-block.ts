@@ -89,6 +89,11 @@ export interface BlockList {
   root: { kind: string; apiVersion?: unknown; items: unknown[] };
   count: number;
   item(index: number): unknown;
+  /**
+   * Item `index`'s lines: from its `- ` line to the next item's (or to where the sequence
+   * ends), whole lines but for a last line without a newline at the end of the input.
+   */
+  itemRange(index: number): { start: number; end: number };
   spans: FastDocument['spans'];
 }
 
@@ -117,6 +122,10 @@ export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }):
         root: root as BlockList['root'],
         count: lazy.starts.length,
         spans: reader.spans,
+        itemRange: (index) => ({
+          start: lazy.starts[index]!,
+          end: index + 1 < lazy.starts.length ? lazy.starts[index + 1]! : Math.min(lazy.endPos, text.length),
+        }),
         item: (index) => {
           try {
             return reader.listItem(index);

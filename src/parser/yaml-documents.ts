@@ -54,10 +54,36 @@ class YamlListObjects implements LazyObjects {
   }
 
   take(index: number): RawObject | ObjectFailure {
-    const value = this.list.item(index);
-    if (value === undefined) return { failed: 'syntax', index };
+    let value = this.list.item(index);
+    let spans = this.list.spans;
+    if (value === undefined) {
+      // The block reader gave up on this item: js-yaml reads the item's lines alone.
+      const alone = this.itemByJsYaml(index);
+      if (!alone) return { failed: 'syntax', index };
+      ({ value, spans } = alone);
+    }
     inheritListType(value, this.type);
-    return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, this.list, value) } };
+    return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
+  }
+
+  /**
+   * Item `index` as js-yaml reads it in the whole text (the fast path), from its lines alone:
+   * they are a sequence at column 0 of one item, read as the List's sequence reads it (the
+   * same indentation; the item ends where the next line at column 0 starts, which is where
+   * its lines end). It is one level less deep alone, so the depth limit is one less; its span
+   * is shifted by where its lines start. Undefined when js-yaml refuses the lines or the item
+   * is not clean: the whole file is then not clean for the fast path either.
+   */
+  private itemByJsYaml(index: number): { value: unknown; spans: FastDocument['spans'] } | undefined {
+    const { start, end } = this.list.itemRange(index);
+    const docs = parseYAMLFastUnchecked(this.text.slice(start, end), { maxDepth: LIMITS.maxDepth - 1, maxScalarBytes: LIMITS.maxScalarBytes });
+    if (!docs || docs.length !== 1 || !Array.isArray(docs[0]!.value) || docs[0]!.value.length !== 1) return undefined;
+    const value: unknown = docs[0]!.value[0];
+    if (!isCleanValue(value, LIMITS.maxScalarBytes)) return undefined;
+    const spans = new WeakMap<object, { start: number; end: number }>();
+    const span = value !== null && typeof value === 'object' ? docs[0]!.spans.get(value) : undefined;
+    if (span) spans.set(value as object, { start: span.start + start, end: span.end + start });
+    return { value, spans };
   }
 
   /** Read the file as if the block reader had given up on it from the start. */

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCluster, renderCluster } from '../../bench/gen.js';
 import { LIMITS } from '../../src/parser/raw-objects.js';
-import { readDocuments } from '../../src/parser/documents.js';
+import { openDocuments, readDocuments } from '../../src/parser/documents.js';
 import type { ReadResult } from '../../src/parser/raw-objects.js';
 import { obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
 import { readYAMLWithoutBlockReader } from '../../src/parser/yaml-documents.js';
@@ -502,6 +502,31 @@ describe('YAML input reads as before the block reader (objects, diagnostics, pos
   it('takes a kubectl List item by item', () => {
     const block = openYAMLBlock(genYAML(50, 2), LIMITS);
     expect(block && 'list' in block && block.list.count).toBe(genYAML(50, 2).split('\n- ').length - 1);
+  });
+
+  it('reads an item the block reader gives up on with js-yaml alone, the others item by item', () => {
+    // A flow sequence with content, a multi-line plain scalar, a multi-line quoted one, a folded
+    // block scalar, a deeper comment: js-yaml reads each; the file stays a List read item by item.
+    const odd = [
+      '  spec:\n    clusterIPs: [10.96.0.10, "2001:db8::1"]\n',
+      '  metadata:\n    annotations:\n      description: a long text\n        folded onto two lines\n    name: x\n',
+      '  metadata:\n    name: "a\n      b"\n',
+      '  data:\n    text: >\n      folded\n      text\n\n',
+      '  a: 1\n      # deeper comment\n  b: {c: [1, 2]}\n',
+      '  a: 1\n  b: 2\n',
+    ];
+    for (const tail of odd) {
+      const text = `apiVersion: v1\nitems:\n- kind: Service\n  metadata:\n    name: a\n- kind: Service\n${tail}# between\n- kind: Node\n  metadata:\n    name: node-1\nkind: List\n`;
+      const block = openYAMLBlock(text, LIMITS);
+      expect(block && 'list' in block && block.list.count).toBe(3);
+      // Every item is taken (the odd one by js-yaml), none spoils the file.
+      const opened = openDocuments({ name: 'in.yaml', bytes: new TextEncoder().encode(text) });
+      expect('json' in opened).toBe(true);
+      if ('json' in opened) for (let i = 0; i < 3; i++) expect('failed' in opened.json.take(i), `${tail} item ${i}`).toBe(false);
+      sameRead(text);
+      sameRead(text.replace(/\n/g, '\r\n'));
+      sameRead(text.replace(/\nkind: List\n$/, '\nkind: List'));
+    }
   });
 
   it('agrees on bench/gen YAML, the kubectl-style cases and every YAML fixture', () => {
