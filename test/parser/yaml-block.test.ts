@@ -478,6 +478,7 @@ describe('YAML input reads as before the block reader (objects, diagnostics, pos
   const PATHS = [[], ['metadata'], ['metadata', 'name'], ['metadata', 'labels', 'app'], ['spec'], ['spec', 'ports', 0, 'port'], ['spec', 'ports', 1], ['spec', 'nothing', 'here'], ['endpoints', 0, 'addresses', 0], ['status']];
 
   function sameRead(text: string): void {
+    if (/^[ \t\r\n]*\{/.test(text)) return; // JSON input (documents.ts), not this reader's
     const bytes = new TextEncoder().encode(text);
     const mine = readDocuments({ name: 'in.yaml', bytes });
     // The text readDocuments decodes (TextDecoder drops a byte-order mark).
