@@ -13,11 +13,11 @@ import { scanJsonStream } from './json-stream.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { LineIndex, scanLines } from './lines.js';
 import { diagnosticAt, LIMITS, MAX_DOCUMENT_BYTES, type ReadResult } from './raw-objects.js';
-import { readYAML } from './yaml-documents.js';
+import { openYAML } from './yaml-documents.js';
 
 export type { RawObject, ReadResult } from './raw-objects.js';
 export { LIMITS } from './raw-objects.js';
-export type { JsonObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
+export type { JsonObjects, LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
 
 const utf8 = new TextDecoder();
 
@@ -33,7 +33,7 @@ export function readDocuments(src: Source): ReadResult {
  */
 export function openDocuments(src: Source): ReadOutcome {
   if (startsWithBrace(src.bytes)) return openJSON(src, true);
-  return { read: readYAMLSource(src) };
+  return openYAMLSource(src);
 }
 
 function startsWithBrace(bytes: Uint8Array): boolean {
@@ -57,14 +57,14 @@ function openJSON(src: Source, guessItemEnds: boolean): ReadOutcome {
   return { read: { objects: [], diagnostics: [diagnosticAt(src.name, at.line, at.column, `JSON: ${e.message}`)] } };
 }
 
-function readYAMLSource(src: Source): ReadResult {
+function openYAMLSource(src: Source): ReadOutcome {
   const lines = scanLines(src.bytes, LIMITS.maxLineBytes);
   if ('tooLong' in lines) {
     const { line, length } = lines.tooLong;
-    return { objects: [], diagnostics: [diagnosticAt(src.name, line, 1, `line is ${length} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per YAML line (no Kubernetes object needs more; JSON has no such limit)`)] };
+    return { read: { objects: [], diagnostics: [diagnosticAt(src.name, line, 1, `line is ${length} characters long; kpc accepts at most ${LIMITS.maxLineBytes} per YAML line (no Kubernetes object needs more; JSON has no such limit)`)] } };
   }
   if (src.bytes.length > MAX_DOCUMENT_BYTES) {
-    return { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, `file is ${src.bytes.length} bytes; kpc reads larger inputs only as JSON (kubectl get -o json) or split into several files`)] };
+    return { read: { objects: [], diagnostics: [diagnosticAt(src.name, 1, 1, `file is ${src.bytes.length} bytes; kpc reads larger inputs only as JSON (kubectl get -o json) or split into several files`)] } };
   }
-  return readYAML(src.name, utf8.decode(src.bytes));
+  return openYAML(src.name, utf8.decode(src.bytes));
 }

@@ -36,7 +36,7 @@ export interface ObjectFailure {
 
 const utf8 = new TextDecoder();
 
-export class JsonObjects {
+export class JsonObjects implements LazyObjects {
   private readonly text: (start: number, end: number) => string;
 
   /** `rescan`: the file read again with an exact scan (after a wrong guess), or undefined when the scan was exact. */
@@ -125,8 +125,23 @@ export class JsonObjects {
   }
 }
 
-/** A file read: in full (YAML, or a problem found while reading), or JSON objects to take one by one. */
-export type ReadOutcome = { read: ReadResult } | { json: JsonObjects };
+/**
+ * Objects to take one by one: a JSON input's (JsonObjects), or a YAML List's items
+ * (yaml-documents.ts, YamlListObjects). `failure` says how to read the file once one fails.
+ */
+export interface LazyObjects {
+  readonly count: number;
+  take(index: number): RawObject | ObjectFailure;
+  failure(f: ObjectFailure): ReadOutcome;
+  readAll(): ReadResult;
+}
+
+/**
+ * A file read: in full (YAML, or a problem found while reading), or objects to take one by one
+ * (JSON input, and a YAML List the block reader reads item by item; the key says `json` for
+ * history's sake).
+ */
+export type ReadOutcome = { read: ReadResult } | { json: LazyObjects };
 
 /** A duplicate key of a JSON text that JSON.parse took (see json-duplicates.ts), if any. */
 function duplicateKeyIn(text: string, value: unknown): DuplicateKey | undefined {

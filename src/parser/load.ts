@@ -4,7 +4,7 @@
  */
 
 import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from '../diagnostics.js';
-import { openDocuments, type JsonObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
+import { openDocuments, type LazyObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
 import { expandPaths, readSource, type PathsSeen } from './input-files.js';
 import { diagnosticsOf, isKpcError } from '../errors.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
@@ -189,7 +189,7 @@ function loadRead(file: string, read: ReadResult, before: LoadResult, options: L
  * the earlier objects gave is dropped and the file is read the way items.failure says. So the
  * objects after the error limit are still parsed, only not decoded.
  */
-function loadJsonObjects(file: string, items: JsonObjects, before: LoadResult, options: LoadOptions): FileResult {
+function loadJsonObjects(file: string, items: LazyObjects, before: LoadResult, options: LoadOptions): FileResult {
   const timed = options.timed ?? untimed;
   const out = emptyFileResult(before);
   options.progress?.(`reading ${file}: ${items.count} objects`);

@@ -14,6 +14,8 @@ import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
+import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
+import { openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
 import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 
 /**
@@ -23,8 +25,95 @@ import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, 
  */
 const MAX_PRECISE_YAML_BYTES = 32 << 20;
 
+/**
+ * A YAML input: a List the block reader reads item by item (yaml-block.ts, openYAMLBlock),
+ * or read in full as readYAML reads it.
+ */
+export function openYAML(name: string, text: string): ReadOutcome {
+  const block = openYAMLBlock(text, LIMITS);
+  if (block && 'list' in block) return { json: new YamlListObjects(name, text, block.list) };
+  return { read: readYAMLFrom(name, text, block ? block.documents : parseYAMLFast(text, LIMITS)) };
+}
+
+/** A YAML List's items, each read by the block reader when taken (see LazyObjects). */
+class YamlListObjects implements LazyObjects {
+  private readonly lines: LineIndex;
+  private readonly type: { kind: string; apiVersion: string } | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly text: string,
+    private readonly list: BlockList,
+  ) {
+    this.lines = new LineIndex(text);
+    this.type = listItemType(list.root.kind, list.root.apiVersion);
+  }
+
+  get count(): number {
+    return this.list.count;
+  }
+
+  take(index: number): RawObject | ObjectFailure {
+    let value = this.list.item(index);
+    let spans = this.list.spans;
+    if (value === undefined) {
+      // The block reader gave up on this item: js-yaml reads the item's lines alone.
+      const alone = this.itemByJsYaml(index);
+      if (!alone) return { failed: 'syntax', index };
+      ({ value, spans } = alone);
+    }
+    inheritListType(value, this.type);
+    return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
+  }
+
+  /**
+   * Item `index` as js-yaml reads it in the whole text (the fast path), from its lines alone:
+   * they are a sequence at column 0 of one item, read as the List's sequence reads it (the
+   * same indentation; the item ends where the next line at column 0 starts, which is where
+   * its lines end). It is one level less deep alone, so the depth limit is one less; its span
+   * is shifted by where its lines start. Undefined when js-yaml refuses the lines or the item
+   * is not clean: the whole file is then not clean for the fast path either.
+   */
+  private itemByJsYaml(index: number): { value: unknown; spans: FastDocument['spans'] } | undefined {
+    const { start, end } = this.list.itemRange(index);
+    const docs = parseYAMLFastUnchecked(this.text.slice(start, end), { maxDepth: LIMITS.maxDepth - 1, maxScalarBytes: LIMITS.maxScalarBytes });
+    if (!docs || docs.length !== 1 || !Array.isArray(docs[0]!.value) || docs[0]!.value.length !== 1) return undefined;
+    const value: unknown = docs[0]!.value[0];
+    if (!isCleanValue(value, LIMITS.maxScalarBytes)) return undefined;
+    const spans = new WeakMap<object, { start: number; end: number }>();
+    const span = value !== null && typeof value === 'object' ? docs[0]!.spans.get(value) : undefined;
+    if (span) spans.set(value as object, { start: span.start + start, end: span.end + start });
+    return { value, spans };
+  }
+
+  /** Read the file as if the block reader had given up on it from the start. */
+  failure(): ReadOutcome {
+    return { read: readYAMLFrom(this.name, this.text, parseYAMLFast(this.text, LIMITS)) };
+  }
+
+  readAll(): ReadResult {
+    const objects: RawObject[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const object = this.take(i);
+      if ('failed' in object) return (this.failure() as { read: ReadResult }).read;
+      objects.push(object);
+    }
+    return { objects, diagnostics: [] };
+  }
+}
+
 export function readYAML(name: string, text: string): ReadResult {
-  const fast = parseYAMLFast(text, LIMITS);
+  // The block-YAML reader first (kubectl's, Helm's output); js-yaml where it gives up.
+  return readYAMLFrom(name, text, parseYAMLBlock(text, LIMITS) ?? parseYAMLFast(text, LIMITS));
+}
+
+/** readYAML as it was before the block reader: js-yaml's path alone (for tests that compare the two). */
+export function readYAMLWithoutBlockReader(name: string, text: string): ReadResult {
+  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS));
+}
+
+/** readYAML, given what the block reader or js-yaml read (undefined: neither could). */
+function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined): ReadResult {
   if (fast) {
     const objects: RawObject[] = [];
     // One index for the file: each located object counts lines from the nearest checkpoint,
@@ -224,8 +313,8 @@ function pushFast(objects: RawObject[], name: string, value: object, located: (o
 }
 
 /** The fast path's locator: the object's own text parsed again on first use. */
-function fastLocator(text: string, lines: LineIndex, doc: FastDocument, obj: object): Locator {
-  const span = doc.spans.get(obj);
+function fastLocator(text: string, lines: LineIndex, doc: Pick<FastDocument, 'spans'>, obj: unknown): Locator {
+  const span = obj !== null && typeof obj === 'object' ? doc.spans.get(obj) : undefined;
   if (!span) return () => ({ line: 1, column: 1 });
   let located: Locator | undefined;
   return (path) => {

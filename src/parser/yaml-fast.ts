@@ -45,6 +45,27 @@ const SCHEMA = new jsyaml.Schema({
   explicit: (jsyaml.CORE_SCHEMA as unknown as { explicit: jsyaml.Type[] }).explicit,
 });
 
+const IMPLICIT_TYPES = (SCHEMA as unknown as { compiledImplicit: jsyaml.Type[] }).compiledImplicit;
+
+/**
+ * A plain scalar's value as js-yaml resolves it under SCHEMA (the implicit types in js-yaml's
+ * own order, as its composer tries them), or UNCLEAN when it is YAML 1.1/1.2-ambiguous (the
+ * fast path would give up on it). For yaml-block.ts, which must build what js-yaml builds.
+ */
+export function resolvePlainScalar(source: string): unknown {
+  for (let i = 0; i < IMPLICIT_TYPES.length; i++) {
+    const type = IMPLICIT_TYPES[i]!;
+    if (type.resolve(source)) {
+      const value: unknown = type.construct(source);
+      return value instanceof Ambiguous ? UNCLEAN : value;
+    }
+  }
+  return source;
+}
+
+/** resolvePlainScalar's answer for a scalar the fast path would not accept. */
+export const UNCLEAN: unique symbol = Symbol('unclean');
+
 /** A `&name` or `*name` where a node can start; false alarms only cost the fast path. */
 const ANCHOR_OR_ALIAS = /(?:^|[\s[{,:-])[&*][^\s,[\]{}]/;
 
