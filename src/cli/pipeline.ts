@@ -8,6 +8,7 @@ import { formatFieldPath, type Diagnostic, type FieldError } from '../diagnostic
 import { readProxyConfigFile } from '../parser/config-file.js';
 import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.js';
 import { loadObjects, type LoadedObject } from '../parser/load.js';
+import type { DecodeOptions } from '../parser/k8s/decode.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
@@ -53,7 +54,7 @@ export interface Loaded {
 export type GeneralWarning = string;
 
 
-function parseNodePortRange(text: string): { min: number; max: number } {
+export function parseNodePortRange(text: string): { min: number; max: number } {
   const m = /^(\d+)-(\d+)$/.exec(goTrimSpace(text));
   if (!m) throw usageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
   const min = Number(m[1]);
@@ -101,6 +102,15 @@ export function checkStdinUse(flags: object): void {
   if (takers.length > 1) throw usageError(`standard input ("-") can be read only once, but ${takers.join(' and ')} both name it`);
 }
 
+/** How objects are decoded and validated for these flags (the release's API server rules). */
+export function decodeOptionsOf(flags: CommonFlags): DecodeOptions {
+  return {
+    ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
+    nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
+    relaxedServiceNames: behaviourOf(releaseOf(flags)).relaxedServiceNames,
+  };
+}
+
 export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Loaded {
   checkStdinUse(flags);
   const paths = flags.filename ?? [];
@@ -114,9 +124,7 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     maxErrors: 100,
     timed,
     ...(progress ? { progress } : {}),
-    ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
-    nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
-    relaxedServiceNames: behaviourOf(releaseOf(flags)).relaxedServiceNames,
+    ...decodeOptionsOf(flags),
   });
   if (result.errors.length > 0) throw inputErrors(result.errors, result.warnings, result.notes);
   if (result.objects.length === 0 && !flags.allowEmpty) {
@@ -257,7 +265,21 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
   const { config, warnings: configWarnings } = loadConfig(flags.config, flags, readStdin, parseMaxInputSize(flags.maxInputSize));
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
-  return timed('ir', () => {
+  return timed('ir', () => compileObjects(objects, config, flags, [...configWarnings, ...warnings], notes));
+}
+
+/**
+ * The IR of objects already loaded (compileInput's second half; kpc watch rebuilds it from
+ * the objects it holds).
+ */
+export function compileObjects(
+  objects: readonly LoadedObject[],
+  config: KubeProxyConfig,
+  flags: CommonFlags,
+  warnings: Diagnostic[] = [],
+  notes: string[] = [],
+): Compiled {
+  {
     const input = partitionObjects(objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
     const settings = resolveSettings(config, flags, input.nodes, input.serviceCIDRs);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
@@ -266,6 +288,6 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
     const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     const all = [...notes, ...derivationNotes(input.derivation)];
-    return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...all, detector] : all };
-  });
+    return { settings, family, ir, warnings, general, notes: detector ? [...all, detector] : all };
+  }
 }
