@@ -12,7 +12,7 @@ import type { DecodeOptions } from '../parser/k8s/decode.js';
 import { mirrorEndpoints } from '../parser/k8s/endpoints-mirroring.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
-import { buildIR } from '../ir/build.js';
+import { buildIR, type IRContext } from '../ir/build.js';
 import { contextFor } from '../ir/context.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
@@ -191,6 +191,8 @@ export interface Compiled {
   settings: ResolvedSettings;
   family: IPFamily;
   ir: ProxyIR;
+  /** What the IR was built with (kpc watch builds one Service's ports with it). */
+  context: IRContext;
   /** The configuration's warnings, then the manifests'. */
   warnings: Diagnostic[];
   /** Warnings about the input as a whole. */
@@ -283,11 +285,12 @@ export function compileObjects(
     const input = partitionObjects(objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
     const settings = resolveSettings(config, flags, input.nodes, input.serviceCIDRs);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
-    const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
+    const context = contextFor(settings.proxy, family);
+    const ir = buildIR({ services: input.services, slices: input.slices }, context);
     const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
     const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     const all = [...notes, ...derivationNotes(input.derivation)];
-    return { settings, family, ir, warnings, general, notes: detector ? [...all, detector] : all };
+    return { settings, family, ir, context, warnings, general, notes: detector ? [...all, detector] : all };
   }
 }

@@ -83,7 +83,7 @@ export interface ExpectedStep {
   bookmark?: boolean;
 }
 
-type Obj = { kind: string; metadata: { name: string; namespace?: string } };
+export type Obj = { kind: string; metadata: { name: string; namespace?: string } };
 const keyOf = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /**
@@ -91,41 +91,56 @@ const keyOf = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.
  * are the flags both sides get (e.g. --proxy-mode nftables); `fullFlags` only the full output
  * (which the watch's first step is: with --standalone both).
  */
-export function expectedSteps(modeFlags: readonly string[]): { initial: string; steps: ExpectedStep[] } {
+export interface ReplayOptions {
+  /** The stream (default test/watch/events.json). */
+  events?: string;
+  /** The watch's initial objects (-f), as a list of objects; default none. */
+  initial?: Obj[];
+  /** How compile is run (default bin/kpc.js in a process). */
+  run?: (args: readonly string[]) => Run | Promise<Run>;
+  /** Extra flags for every command (both sides). */
+  nodeFlags?: readonly string[];
+}
+
+export async function expectedSteps(modeFlags: readonly string[], opts: ReplayOptions = {}): Promise<{ initial: string; steps: ExpectedStep[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'kpc-watch-'));
+  const run = opts.run ?? kpc;
+  const nodeFlags = opts.nodeFlags ?? NODE_FLAGS;
   try {
     const objects = new Map<string, Obj>();
+    for (const o of opts.initial ?? []) objects.set(keyOf(o), o);
     const write = (m: Map<string, Obj>, label: string) => {
       const path = join(dir, `${label}.json`);
       writeFileSync(path, [...m.values()].map((o) => JSON.stringify(o)).join('\n') + '\n');
       return path;
     };
-    const full = (path: string, extra: string[] = []) => {
-      const r = kpc(['compile', ...modeFlags, ...NODE_FLAGS, ...extra, '-f', path]);
+    const full = async (path: string, extra: string[] = []) => {
+      const r = await run(['compile', ...modeFlags, ...nodeFlags, ...extra, '-f', path]);
       if (r.code !== 0) throw new Error(`kpc compile -f ${path}: exit ${r.code}\n${r.stderr}`);
       return r.stdout;
     };
-    // The watch starts with no objects: compile of an empty input (--allow-empty says so).
-    writeFileSync(join(dir, 'empty.json'), '');
-    const initial = full(join(dir, 'empty.json'), ['--allow-empty']);
+    // The watch starts with the initial objects, or none: compile of an empty input (--allow-empty says so).
+    const initial = objects.size > 0 ? await full(write(objects, 'initial')) : (writeFileSync(join(dir, 'empty.json'), ''), await full(join(dir, 'empty.json'), ['--allow-empty']));
     let previousFull = initial;
     const steps: ExpectedStep[] = [];
-    splitStream(readFileSync(EVENTS, 'utf8')).forEach((text, i) => {
+    const texts = splitStream(readFileSync(opts.events ?? EVENTS, 'utf8'));
+    for (let i = 0; i < texts.length; i++) {
+      const text = texts[i]!;
       const n = i + 1;
       let event: { type?: string; object?: Obj; kind?: string };
       try {
         event = JSON.parse(text);
       } catch {
         steps.push({ n, rejected: true });
-        return;
+        continue;
       }
       if (event.type === 'BOOKMARK') {
         steps.push({ n, rejected: false, bookmark: true });
-        return;
+        continue;
       }
       if (event.type === 'ERROR') {
         steps.push({ n, rejected: true });
-        return;
+        continue;
       }
       const object = (event.kind !== undefined ? event : event.object) as Obj;
       const key = keyOf(object);
@@ -138,17 +153,17 @@ export function expectedSteps(modeFlags: readonly string[]): { initial: string; 
       const path = write(next, `step-${n}`);
       const previousPath = join(dir, `full-${n - 1}.txt`);
       writeFileSync(previousPath, previousFull);
-      const delta = kpc(['compile', ...modeFlags, ...NODE_FLAGS, '-f', path, '--previous', previousPath]);
+      const delta = await run(['compile', ...modeFlags, ...nodeFlags, '-f', path, '--previous', previousPath]);
       if (delta.code !== 0) {
         steps.push({ n, label, rejected: true, compileRefusal: delta });
-        return;
+        continue;
       }
-      const now = full(path);
+      const now = await full(path);
       steps.push({ n, label, rejected: false, delta: delta.stdout, full: now, previousFull });
       objects.clear();
       for (const [k, v] of next) objects.set(k, v);
       previousFull = now;
-    });
+    }
     return { initial, steps };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -34,9 +34,9 @@ interface Replay {
   expected: { initial: string; steps: ExpectedStep[] };
 }
 
-function replay(modeFlags: readonly string[]): Replay {
+async function replay(modeFlags: readonly string[]): Promise<Replay> {
   const r = kpc(['watch', ...modeFlags, ...NODE_FLAGS, '--events', 'test/watch/events.json']);
-  return { watch: { code: r.code, steps: parseSteps(r.stdout), stderr: r.stderr }, expected: expectedSteps(modeFlags) };
+  return { watch: { code: r.code, steps: parseSteps(r.stdout), stderr: r.stderr }, expected: await expectedSteps(modeFlags) };
 }
 
 /** (a): every step's bytes against compile's. */
@@ -94,14 +94,14 @@ describe('kpc watch: each delta is compile --previous of the step before', () =>
     expect([...steps].filter(([, s]) => s.kind === 'no change').map(([n]) => n)).toEqual([1, 17]);
   });
 
-  it('ipvs mode: every step equals compile --previous (bytes; no IPVS kernel here)', { timeout: 180_000 }, () => {
-    checkBytes(replay(['--proxy-mode', 'ipvs']));
+  it('ipvs mode: every step equals compile --previous (bytes; no IPVS kernel here)', { timeout: 180_000 }, async () => {
+    checkBytes(await replay(['--proxy-mode', 'ipvs']));
   });
 });
 
 describeLab('kpc watch on a real kernel: the deltas applied in turn give a fresh load of each step', { commands: ['iptables-restore', 'iptables-save', 'nft'] }, () => {
   it('iptables mode (--standalone): bytes, then iptables-restore --noflush of each delta', { timeout: 240_000 }, async () => {
-    const r = replay(['--standalone']);
+    const r = await replay(['--standalone']);
     checkBytes(r);
     await withNetns('watch', async (ns) => {
       await load(ns, r.watch.steps.get(0)!.kind === 'delta' ? (r.watch.steps.get(0) as { text: string }).text : '', 'ipv4', false, 'the initial output');
@@ -121,7 +121,7 @@ describeLab('kpc watch on a real kernel: the deltas applied in turn give a fresh
   });
 
   it('nftables mode: bytes, then nft -f of each delta', { timeout: 240_000 }, async () => {
-    const r = replay(['--proxy-mode', 'nftables']);
+    const r = await replay(['--proxy-mode', 'nftables']);
     checkBytes(r);
     await withNetns('watch', async (ns) => {
       const first = r.watch.steps.get(0) as { text: string };

@@ -32,6 +32,7 @@ import { loadObjects } from '../../parser/load.js';
 import { expandPaths } from '../../parser/input-files.js';
 import { objectKey, WatchEngine, type Change } from '../../watch/engine.js';
 import { bareComment } from '../../lang/iptables/safe-text.js';
+import { buildIR } from '../../ir/build.js';
 import type { KubeObject } from '../../parser/k8s/types.js';
 
 export interface WatchFlags extends CommonFlags {
@@ -92,13 +93,15 @@ export function runWatch(flags: WatchFlags, io: Io): number {
       if (first) reportCompiled(io, { ...compiled, general: fresh });
       else reportWarnings(io, fresh);
       first = false;
-      return compiled.ir;
+      return { ir: compiled.ir, portsOf: (services, slices) => buildIR({ services, slices }, compiled.context).servicePorts };
     },
+    incremental: (flags.endpointsFrom ?? 'auto') !== 'pods',
   });
 
   const out = new StepWriter(io, flags.output, EXTENSION[mode]);
   const start = engine.start(loaded.objects, flags.previous !== undefined ? { path: flags.previous, readStdin: io.readStdin } : undefined);
   reportWarnings(io, start.warnings);
+  reportNotes(io, [`watch: ${engine.path === 'generic' ? 'each change rebuilds the IR and compares whole outputs' : 'Service and EndpointSlice changes recompute only the touched Services (iptables incremental path)'}`]);
   out.step(0, flags.previous !== undefined ? `initial delta from --previous (${engine.size} objects)` : `initial state (${engine.size} objects)`, start.text);
 
   let rejected = 0;
