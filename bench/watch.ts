@@ -78,15 +78,34 @@ async function main(): Promise<void> {
       stderr += d.toString();
       if (stderr.length > 1 << 16) stderr = stderr.slice(-(1 << 15));
     });
-    // Framing lines, as they arrive; only the last partial line is kept.
-    let partial = '';
+    // Framing lines, as they arrive, found without decoding the rules around them (the first
+    // step is ~80 MB: the bench must not spend its own time, and garbage, on it). A framing
+    // line cut by a chunk boundary is kept whole from its start.
+    let carry: Buffer | undefined;
     let waiting: { marker: RegExp; resolve: (line: string) => void } | undefined;
-    child.stdout.on('data', (d: Buffer) => {
-      const text = partial + d.toString('latin1');
-      const lines = text.split('\n');
-      partial = lines.pop()!;
-      for (const line of lines) {
-        if (waiting && line.startsWith('# kpc watch:') && waiting.marker.test(line)) {
+    const FRAME = Buffer.from('# kpc watch:');
+    child.stdout.on('data', (chunk: Buffer) => {
+      const d = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = undefined;
+      let at = 0;
+      for (;;) {
+        const i = d.indexOf(FRAME, at);
+        if (i < 0) {
+          // Keep a possible start of a framing line at the end.
+          const tail = Math.max(0, d.length - FRAME.length);
+          const nl = d.lastIndexOf(0x0a);
+          if (nl >= tail) carry = d.subarray(nl + 1);
+          else if (d.length > 0 && d.length - tail > 0) carry = Buffer.from(d.subarray(tail));
+          break;
+        }
+        const end = d.indexOf(0x0a, i);
+        if (end < 0) {
+          carry = Buffer.from(d.subarray(i));
+          break;
+        }
+        const line = d.toString('latin1', i, end);
+        at = end + 1;
+        if (waiting && waiting.marker.test(line)) {
           const w = waiting;
           waiting = undefined;
           w.resolve(line);
@@ -152,6 +171,7 @@ async function main(): Promise<void> {
       changes: kinds,
       startupSeconds: +(startup / 1000).toFixed(2),
       latencyMs: { p50: +quantile(sorted, 0.5).toFixed(1), p99: +quantile(sorted, 0.99).toFixed(1), max: +sorted[sorted.length - 1]!.toFixed(1), mean: +(latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(1) },
+      worst: latencies.map((ms, i) => ({ event: i + 1, ms: +ms.toFixed(1) })).sort((a, b) => b.ms - a.ms).slice(0, 8),
       rss: { afterInitial: MB(afterStart.rss), final: MB(final.rss), peak: MB(final.hwm), samples: samples.map((s) => `${s.event}:${MB(s.rss)}`) },
       exit: code,
     };

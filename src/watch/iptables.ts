@@ -59,9 +59,8 @@ interface SharedChain {
 /** One step's result, kept only when `commit` is called. */
 export interface IptablesStep {
   text: string;
-  /** Service entries (KUBE-SERVICES rules) before and after, for the emptying refusal. */
-  before: number;
-  after: number;
+  /** Service entries (KUBE-SERVICES rules) before, for the emptying refusal (counted when asked). */
+  before(): number;
   /** The service ports after the change. */
   ports: number;
   commit(): void;
@@ -192,26 +191,24 @@ export class IptablesWatch {
       const now = this.written(mine, newOwn);
       sharedAfter.forEach((c, k) => {
         const chain = this.shared[k]!;
-        let start = chain.head;
-        for (let i = 0; i < r.lo; i++) start += c.counts[i]!;
         let oldCount = 0;
         for (let i = r.lo; i < r.hi; i++) oldCount += c.counts[i]!;
-        const rules = c.rules.slice(0, start);
-        for (const rule of now.shared[k]!) rules.push(rule);
-        for (let i = start + oldCount; i < c.rules.length; i++) rules.push(c.rules[i]!);
-        c.rules = rules;
-        c.counts = [...c.counts.slice(0, r.lo), ...now.counts[k]!, ...c.counts.slice(r.hi)];
+        const added = now.shared[k]!;
+        if (r.hi - r.lo === mine.length && oldCount === 0 && added.length === 0) return; // nothing of these ports here, before or after
+        let start = chain.head;
+        for (let i = 0; i < r.lo; i++) start += c.counts[i]!;
+        c.rules = c.rules.slice(0, start).concat(added, c.rules.slice(start + oldCount));
+        c.counts = c.counts.slice(0, r.lo).concat(now.counts[k]!, c.counts.slice(r.hi));
       });
-      nextPorts = [...nextPorts.slice(0, r.lo), ...mine, ...nextPorts.slice(r.hi)];
-      nextKeys = [...nextKeys.slice(0, r.lo), ...mine.map(keyOf), ...nextKeys.slice(r.hi)];
+      nextPorts = nextPorts.slice(0, r.lo).concat(mine, nextPorts.slice(r.hi));
+      nextKeys = nextKeys.slice(0, r.lo).concat(mine.map(keyOf), nextKeys.slice(r.hi));
     }
     const before = this.partialState(this.shared.map((c) => c.rules), oldOwn);
     const after = this.partialState(sharedAfter.map((c) => c.rules), newOwn);
     const text = renderDelta(before, after, { full: false });
     return {
       text,
-      before: countServiceRules(before),
-      after: countServiceRules(after),
+      before: () => countServiceRules(before),
       ports: nextPorts.length,
       commit: () => {
         this.shared.forEach((c, k) => {
@@ -236,8 +233,7 @@ export class IptablesWatch {
     next.built = undefined;
     return {
       text: renderDelta(before, after, { full: false }),
-      before: countServiceRules(before),
-      after: countServiceRules(after),
+      before: () => countServiceRules(before),
       ports: ir.servicePorts.length,
       commit: () => {
         this.ir = next.ir;

@@ -193,6 +193,7 @@ export const TOP_LEVEL_CHAINS: ReadonlySet<string> = new Set(['KUBE-SERVICES', '
 /** Same rules in the same order: by text first (cheap), by canonical key where texts differ. */
 export function sameRules(a: ChainState | undefined, b: ChainState | undefined): boolean {
   if (!a || !b || a.rules.length !== b.rules.length) return false;
+  if (a.rules === b.rules) return true;
   return a.rules.every((r, k) => r.spec === b.rules[k]!.spec || r.key === b.rules[k]!.key);
 }
 
