@@ -16,9 +16,10 @@
  * Two paths:
  *   - generic (every mode): the IR rebuilt from all objects, the delta computed by the mode's
  *     own `--previous` code (modes/, readPrevious of the previous step's full output text);
- *   - iptables fast path (watch/iptables.ts): a Service or EndpointSlice change rebuilds only
- *     the touched Services' service ports and rules. Anything else there (a Node, Pods,
- *     Endpoints, a ServiceCIDR) rebuilds the IR and compares whole rulesets.
+ *   - the fast path of iptables and nftables mode (watch/iptables.ts, watch/nftables.ts): a
+ *     Service or EndpointSlice change rebuilds only the touched Services' service ports and
+ *     their rules. Anything else there (a Node, Pods, Endpoints, a ServiceCIDR) rebuilds the
+ *     IR and compares whole states. IPVS mode (and --full) takes the generic path.
  */
 
 import { inputErrors, usageError } from '../errors.js';
@@ -30,6 +31,8 @@ import { checkAcrossObjects } from '../parser/k8s/cross-object.js';
 import type { LoadedObject } from '../parser/load.js';
 import type { EndpointSlice, KubeObject, Service } from '../parser/k8s/types.js';
 import { IptablesWatch } from './iptables.js';
+import { NftablesWatch } from './nftables.js';
+import type { FastPath } from './fast.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'OBJECT';
 
@@ -162,8 +165,8 @@ export class WatchEngine {
   private readonly store = new ObjectStore();
   /** Generic path: the full output of the current objects, where the next delta starts. */
   private current = '';
-  /** iptables fast path: the state (no text). */
-  private fast: IptablesWatch | undefined;
+  /** The mode's fast path (iptables, nftables): its state, no text. */
+  private fast: FastPath | undefined;
   /** The last full build (its settings make one Service's ports on the fast path). */
   private built: Built | undefined;
 
@@ -185,8 +188,8 @@ export class WatchEngine {
   }
 
   /** Which path the steps take (for messages and tests). */
-  get path(): 'generic' | 'iptables incremental' {
-    return this.fast ? 'iptables incremental' : 'generic';
+  get path(): 'generic' | 'incremental' {
+    return this.fast ? 'incremental' : 'generic';
   }
 
   /**
@@ -199,11 +202,11 @@ export class WatchEngine {
     this.built = built;
     const ir = built.ir;
     const o = this.options;
-    const useFast = o.backend.mode === 'iptables' && !o.full && o.incremental;
+    const useFast = (o.backend.mode === 'iptables' || o.backend.mode === 'nftables') && !o.full && o.incremental;
     let full: Emitted | undefined;
     let fullText: string;
     if (useFast) {
-      this.fast = new IptablesWatch(ir, o.standalone);
+      this.fast = o.backend.mode === 'iptables' ? new IptablesWatch(ir, o.standalone) : new NftablesWatch(ir, o.standalone);
       fullText = this.fast.takeInitialText();
     } else {
       full = o.backend.emit(ir, { standalone: o.standalone });

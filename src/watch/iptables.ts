@@ -34,6 +34,7 @@ import { countServiceRules, RuleFacts, RuleState, stateOfRuleset, type ChainStat
 import { portKey } from '../ir/build.js';
 import { compareStrings } from '../ir/topology.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
+import type { FastPath, FastStep } from './fast.js';
 
 const SHARED: ReadonlyArray<readonly [TableName, string]> = [
   ['filter', 'KUBE-SERVICES'],
@@ -54,16 +55,6 @@ interface SharedChain {
   head: number;
   /** counts[i]: the rules of service port i. */
   counts: number[];
-}
-
-/** One step's result, kept only when `commit` is called. */
-export interface IptablesStep {
-  text: string;
-  /** Service entries (KUBE-SERVICES rules) before, for the emptying refusal (counted when asked). */
-  before(): number;
-  /** The service ports after the change. */
-  ports: number;
-  commit(): void;
 }
 
 function keyOf(sp: ServicePort): string {
@@ -99,7 +90,7 @@ function ownChains(rs: Ruleset, facts: RuleFacts, into: Map<TableName, ChainStat
   }
 }
 
-export class IptablesWatch {
+export class IptablesWatch implements FastPath {
   private readonly facts: RuleFacts;
   private ir!: ProxyIR;
   private sync!: IptablesSync;
@@ -167,7 +158,7 @@ export class IptablesWatch {
    * (sorted, as buildIR gives them), or undefined when only a rebuild can say (the change
    * flips largeClusterMode).
    */
-  change(services: readonly string[], ports: readonly ServicePort[]): IptablesStep | undefined {
+  change(services: readonly string[], ports: readonly ServicePort[]): FastStep | undefined {
     const sps = this.ir.servicePorts;
     // The touched ranges, each a Service's ports (contiguous: keys start with ns/name NUL).
     const ranges = [...new Set(services)]
@@ -226,7 +217,7 @@ export class IptablesWatch {
    * The delta to a new IR (a Node, the configuration, or largeClusterMode changed): the old
    * state built again from the ports held, the new from the IR, compared whole.
    */
-  rebuild(ir: ProxyIR): IptablesStep {
+  rebuild(ir: ProxyIR): FastStep {
     const before = stateOfRuleset(buildRuleset(this.ir, { standalone: this.standalone }), this.facts);
     const next = new IptablesWatch(ir, this.standalone, this.facts);
     const after = next.built!.state;

@@ -1,10 +1,11 @@
 /**
- * kpc watch's iptables fast path (src/watch/iptables.ts) at a size where it matters: a generated
+ * kpc watch's fast paths (src/watch/iptables.ts, src/watch/nftables.ts) at a size where it matters: a generated
  * cluster (bench/gen.ts, in large cluster mode: over 1,000 endpoints), then a seeded stream of
  * single-object changes of every kind the fast path handles — endpoint churn, traffic-policy
  * and type changes, new and deleted Services and slices, a slice moved to another Service, a
  * slice with hundreds of endpoints (and its deletion, crossing the 1,000-endpoint threshold:
- * a rebuild), Node label changes (a rebuild), bare objects. After every event the watch's delta
+ * a rebuild), Node label changes (a rebuild), bare objects, a Service sharing another's local
+ * endpoint (nftables: an element with two writers, a rebuild). After every event the watch's delta
  * must be what kpc compile --previous prints for the test's own object set (compile run in
  * process: it is the compile command's code, not the watch engine's).
  */
@@ -107,6 +108,23 @@ function stream(objects: Any[], count: number, seed: number): string {
       const node = pick(nodes);
       node.metadata.labels['topology.kubernetes.io/zone'] = pick(['zone-a', 'zone-b', 'zone-c']);
       emit('MODIFIED', clone(node));
+    } else if (r < 0.94) {
+      // A new Service sharing a local endpoint (address and port) of another one: nftables'
+      // hairpin element then has two writers (the fast path must compare whole states).
+      const local = slices.filter((x) => x.endpoints.some((e: Any) => e.nodeName === 'node-0'));
+      if (local.length === 0) continue;
+      const s = pick(local);
+      const ep = (s.endpoints as Any[]).find((e) => e.nodeName === 'node-0')!;
+      const name = `twin-${n}`;
+      const addr = `10.97.${n >> 8}.${n & 255}`;
+      const port = s.ports[0];
+      emit('ADDED', { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: s.metadata.namespace }, spec: { type: 'ClusterIP', clusterIP: addr, clusterIPs: [addr], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', ports: [{ name: port.name, port: 80, protocol: port.protocol, targetPort: port.port }], sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } });
+      emit('ADDED', { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-1`, namespace: s.metadata.namespace, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports: [port], endpoints: [clone(ep)] });
+      // and the original endpoint goes not ready while the twin still has it
+      const e2 = clone(s);
+      for (const e of e2.endpoints as Any[]) if (e.addresses[0] === ep.addresses[0]) e.conditions = { ready: false, serving: false, terminating: false };
+      emit('MODIFIED', e2);
+      emit('MODIFIED', clone(s));
     } else {
       // A Service deleted and added back.
       const s = pick(services);
@@ -117,7 +135,7 @@ function stream(objects: Any[], count: number, seed: number): string {
   return out.join('\n') + '\n';
 }
 
-it('the iptables fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async () => {
+it.each(['iptables', 'nftables'])('the %s fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async (mode) => {
   const objects = generateCluster({ services: 60, seed: 11 }) as Any[];
   const endpoints = objects.filter((o) => o.kind === 'EndpointSlice').reduce((n, s) => n + s.endpoints.length, 0);
   // Near the 1,000-endpoint threshold, so the 400-endpoint slice crosses it.
@@ -128,10 +146,11 @@ it('the iptables fast path gives compile --previous\'s bytes after every event (
   const eventsPath = join(dir, 'events.json');
   writeFileSync(eventsPath, stream(JSON.parse(JSON.stringify(objects)), 70, 5));
 
-  const watch = await runKpc(['watch', ...NODE, '-f', initialPath, '--events', eventsPath]);
-  expect(watch.stderr).toContain('iptables incremental path');
+  const flags = ['--proxy-mode', mode];
+  const watch = await runKpc(['watch', ...flags, ...NODE, '-f', initialPath, '--events', eventsPath]);
+  expect(watch.stderr).toContain(`${mode} incremental path`);
   const steps = parseSteps(watch.stdout);
-  const expected = await expectedSteps([], { events: eventsPath, initial: objects as Obj[], run: (args) => runKpc(args), nodeFlags: NODE });
+  const expected = await expectedSteps(flags, { events: eventsPath, initial: objects as Obj[], run: (args) => runKpc(args), nodeFlags: NODE });
   const first = steps.get(0);
   expect(first?.kind === 'delta' ? first.text : undefined).toBe(expected.initial);
   let deltas = 0;

@@ -113,7 +113,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   const out = new StepWriter(io, flags.output, EXTENSION[mode]);
   const start = engine.start(loaded.objects, flags.previous !== undefined ? { path: flags.previous, readStdin: io.readStdin } : undefined);
   reportWarnings(io, start.warnings);
-  reportNotes(io, [`watch: ${engine.path === 'generic' ? 'each change rebuilds the IR and compares whole outputs' : 'Service and EndpointSlice changes recompute only the touched Services (iptables incremental path)'}`]);
+  reportNotes(io, [`watch: ${engine.path === 'generic' ? 'each change rebuilds the IR and compares whole outputs' : `Service and EndpointSlice changes recompute only the touched Services (${mode} incremental path)`}`]);
   // Before the first step is out (a consumer may answer it with events at once): the fast
   // path's code compiled, and the first build's garbage (a whole ruleset's state) collected
   // now rather than during an event.
