@@ -17,7 +17,7 @@
  * own file DIR/NNNNNNNN.{rules,nft,sh} (N = the step, 0 the first), written atomically.
  */
 
-import { fstatSync, openSync, readSync, statSync, closeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -305,7 +305,15 @@ class StepWriter {
     private readonly io: Io,
     private readonly dir: string | undefined,
     private readonly extension: string,
-  ) {}
+  ) {
+    if (dir === undefined) return;
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw usageError(`-o ${dir}: cannot make the directory for the steps: ${(e as Error).message}`);
+    }
+    if (!statSync(dir).isDirectory()) throw usageError(`-o ${dir} is not a directory (kpc watch writes one file per step into it)`);
+  }
 
   step(n: number, label: string, text: string): void {
     if (this.dir !== undefined) {
