@@ -108,7 +108,8 @@ export class IptablesWatch implements FastPath {
     private readonly standalone: boolean,
     facts?: RuleFacts,
   ) {
-    this.facts = facts ?? new RuleFacts(ir.family);
+    // Bounded: rule texts come and go with every event, the memo must not keep them all.
+    this.facts = facts ?? new RuleFacts(ir.family, 50_000);
     this.adopt(ir);
   }
 

@@ -71,7 +71,7 @@ describe('kpc watch: output and input forms', () => {
 });
 
 describe('kpc watch --watch-files', () => {
-  it('a changed file is one step (compile --previous of the last full output); a broken one is rejected and the state kept', { timeout: 60_000 }, async () => {
+  it('a changed file is one step (compile --previous of the last full output); a broken one is rejected and the state kept', { timeout: 240_000 }, async () => {
     const manifests = join(dir, 'manifests');
     const work = join(dir, 'work');
     for (const d of [manifests, work]) rmSync(d, { recursive: true, force: true });
@@ -95,7 +95,7 @@ describe('kpc watch --watch-files', () => {
     child.stderr.on('data', (d) => (stderr += d));
     const waitFor = (re: RegExp) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re}; stdout:\n${stdout}\nstderr:\n${stderr}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re}; stdout:\n${stdout}\nstderr:\n${stderr}`)), 60_000);
         const check = () => {
           if (re.test(stdout)) {
             clearTimeout(timer);

@@ -83,6 +83,9 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   if (watchFiles && paths.length === 0) throw usageError('no input: give --events PATH|- (a kubectl --watch stream), or -f FILE|DIR to watch');
   if (watchFiles && paths.includes('-')) throw usageError('-f -: standard input cannot be watched for changes; use --events - for a stream');
   const maxBytes = parseMaxInputSize(flags.maxInputSize);
+  // The files as they are before they are read: a change made while (or right after) they are
+  // read is then seen at the first look.
+  const filesSeen = watchFiles ? signature(paths, flags.recursive ?? false) : '';
   const { config, warnings: configWarnings } = loadConfig(flags.config, flags, io.readStdin, maxBytes);
   const loaded = paths.length > 0 ? loadInput({ ...flags, allowEmpty: true }, io.readStdin) : { objects: [], warnings: [], notes: [] };
   const mode = compileObjects([], config, flags).settings.mode;
@@ -101,6 +104,8 @@ export function runWatch(flags: WatchFlags, io: Io): number {
     build: (objects) => {
       const compiled = compileObjects(objects, config, flags, first ? [...configWarnings, ...loaded.warnings] : [], first ? loaded.notes : []);
       const fresh = compiled.general.filter((w) => !told.has(w));
+      // Bounded: warning texts with counts in them could differ at every event.
+      if (told.size > 1000) told.clear();
       for (const w of fresh) told.add(w);
       if (first) reportCompiled(io, { ...compiled, general: fresh });
       else reportWarnings(io, fresh);
@@ -162,7 +167,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
     };
     readStream(flags.events!, maxBytes, handle);
   } else {
-    watchPaths(flags, paths, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
+    watchPaths(flags, paths, filesSeen, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
   }
   return rejected > 0 ? EXIT.badInput : EXIT.ok;
 }
@@ -239,6 +244,7 @@ function signature(paths: readonly string[], recursive: boolean): string {
 function watchPaths(
   flags: WatchFlags,
   paths: readonly string[],
+  filesSeen: string,
   engine: WatchEngine,
   maxBytes: number,
   io: Io,
@@ -247,7 +253,7 @@ function watchPaths(
   interval: number,
 ): void {
   const recursive = flags.recursive ?? false;
-  let seen = signature(paths, recursive);
+  let seen = filesSeen;
   let held = new Map(engine.objectsHeld().map((o) => [objectKey(o.object), JSON.stringify(o.object)]));
   for (let n = 1; ; ) {
     sleep(interval);

@@ -33,11 +33,19 @@ interface Facts {
 export class RuleFacts {
   private readonly cache = new Map<string, Facts>();
 
-  constructor(readonly family: 'IPv4' | 'IPv6') {}
+  /**
+   * `maxEntries`: a long-lived user (kpc watch, which sees rule texts come and go for ever)
+   * bounds the memo; it is emptied when full (a text is then parsed again when asked).
+   */
+  constructor(
+    readonly family: 'IPv4' | 'IPv6',
+    private readonly maxEntries = Infinity,
+  ) {}
 
   of(spec: string): Facts {
     let facts = this.cache.get(spec);
     if (!facts) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
       // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
       const parsed = parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
       facts = { key: canonicalRule(parsed, this.family) };
