@@ -115,6 +115,9 @@ function removeFrom<K>(index: Map<K, Set<string>>, key: K, value: string): void 
   if (set.size === 0) index.delete(key);
 }
 
+/** The place of an object held (never asked for: see ObjectStore.put). */
+const unplaced = (): { line: number; column: number } => ({ line: 1, column: 1 });
+
 /** The objects, with the indexes a change needs: slices by Service, Services by allocation, counts by kind. */
 class ObjectStore {
   readonly objects = new Map<string, LoadedObject>();
@@ -123,11 +126,16 @@ class ObjectStore {
   readonly byNodePort = new Map<number, Set<string>>();
   readonly kinds = new Map<string, number>();
 
-  /** Set (or, with undefined, remove) an object; returns what was there. */
+  /**
+   * Set (or, with undefined, remove) an object; returns what was there. An object is kept
+   * without its origin's locator (which holds the text it was read from: a whole -f file):
+   * only the objects of a change are ever placed in a message, with their own fresh origin.
+   */
   put(key: string, value: LoadedObject | undefined): LoadedObject | undefined {
     const had = this.objects.get(key);
     if (had) this.unindex(key, had.object);
     if (value) {
+      if (value.origin.locate !== unplaced) value = { object: value.object, origin: { file: value.origin.file, locate: unplaced } };
       this.objects.set(key, value);
       this.index(key, value.object);
     } else this.objects.delete(key);

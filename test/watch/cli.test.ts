@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENTS, KPC, kpc, NODE_FLAGS, parseSteps } from './replay.js';
+import { EVENTS, KPC, kpc, NODE_FLAGS, parseSteps, ROOT } from './replay.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kpc-watch-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +51,27 @@ describe('kpc watch: output and input forms', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe(file.stdout);
     expect(r.stderr).toContain('<stdin>:160:294: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive');
+  });
+
+  it.each(['iptables', 'nftables', 'ipvs'])('--previous (%s): the first step is compile --previous of the initial objects', (mode) => {
+    const quickstart = join(ROOT, 'fixtures', 'examples', 'quickstart');
+    const flags = ['--proxy-mode', mode, '--cluster-cidr', '10.244.0.0/16'];
+    // The node's state: the quickstart less its first file's objects.
+    const files = readdirSync(quickstart).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
+    const partial = join(dir, `partial-${mode}`);
+    mkdirSync(partial);
+    for (const f of files.slice(1)) writeFileSync(join(partial, f), readFileSync(join(quickstart, f)));
+    const previous = join(dir, `previous-${mode}.txt`);
+    const before = kpc(['compile', ...flags, '-f', partial, '--allow-empty']);
+    expect(before.code, before.stderr).toBe(0);
+    writeFileSync(previous, before.stdout);
+    const events = join(dir, 'no-events.json');
+    writeFileSync(events, '');
+    const r = kpc(['watch', ...flags, '-f', quickstart, '--previous', previous, '--events', events]);
+    expect(r.code, r.stderr).toBe(0);
+    const step = parseSteps(r.stdout).get(0) as { kind: string; label: string; text: string };
+    expect(step.label).toMatch(/^initial delta from --previous \(\d+ objects\)$/);
+    expect(step.text).toBe(kpc(['compile', ...flags, '-f', quickstart, '--previous', previous]).stdout);
   });
 
   it('kpc compile --watch is kpc watch', () => {

@@ -88,7 +88,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   const filesSeen = watchFiles ? signature(paths, flags.recursive ?? false) : '';
   const { config, warnings: configWarnings } = loadConfig(flags.config, flags, io.readStdin, maxBytes);
   const loaded = paths.length > 0 ? loadInput({ ...flags, allowEmpty: true }, io.readStdin) : { objects: [], warnings: [], notes: [] };
-  const mode = compileObjects([], config, flags).settings.mode;
+  const mode = config.mode;
   if (flags.ipvsRemovedRealServers !== undefined && mode !== 'ipvs') throw usageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   const backend = backendFor(mode);
 
