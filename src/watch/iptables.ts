@@ -57,6 +57,9 @@ interface SharedChain {
   counts: number[];
 }
 
+/** One shared chain as a state compares it: whole, or the window a change is in. */
+type SharedPart = Pick<ChainState, 'rules' | 'window'>;
+
 function keyOf(sp: ServicePort): string {
   return portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
 }
@@ -173,6 +176,7 @@ export class IptablesWatch implements FastPath {
 
     const oldOwn = new Map(TABLES.map((t) => [t, [] as ChainState[]]));
     const newOwn = new Map(TABLES.map((t) => [t, [] as ChainState[]]));
+    if (ranges.length === 1) return this.changeOne(ranges[0]!, ports, oldOwn, newOwn, endpoints);
     const sharedAfter = this.shared.map((c) => ({ rules: c.rules, counts: c.counts }));
     let nextPorts: ServicePort[] = sps;
     let nextKeys: string[] = this.keys;
@@ -195,8 +199,8 @@ export class IptablesWatch implements FastPath {
       nextPorts = nextPorts.slice(0, r.lo).concat(mine, nextPorts.slice(r.hi));
       nextKeys = nextKeys.slice(0, r.lo).concat(mine.map(keyOf), nextKeys.slice(r.hi));
     }
-    const before = this.partialState(this.shared.map((c) => c.rules), oldOwn);
-    const after = this.partialState(sharedAfter.map((c) => c.rules), newOwn);
+    const before = this.partialState(this.shared.map((c) => ({ rules: c.rules })), oldOwn);
+    const after = this.partialState(sharedAfter.map((c) => ({ rules: c.rules })), newOwn);
     const text = renderDelta(before, after, { full: false });
     return {
       text,
@@ -209,6 +213,64 @@ export class IptablesWatch implements FastPath {
         });
         this.ir = { ...this.ir, servicePorts: nextPorts };
         this.keys = nextKeys;
+        this.endpoints = endpoints;
+      },
+    };
+  }
+
+  /**
+   * One Service's ports changed (the common case): each shared chain is compared as the window
+   * its rules are in (ChainState.window), with no copy of the chain's other rules, and the
+   * state is changed in place when the step is kept. A window is used only where renderDelta
+   * is sure to edit rule by rule (few edits against the chain's length); elsewhere the whole
+   * new chain is built.
+   */
+  private changeOne(r: { service: string; lo: number; hi: number }, ports: readonly ServicePort[], oldOwn: Map<TableName, ChainState[]>, newOwn: Map<TableName, ChainState[]>, endpoints: number): FastStep {
+    const sps = this.ir.servicePorts;
+    const mine = ports.filter((sp) => keyOf(sp).startsWith(`${r.service}\u0000`));
+    this.written(sps.slice(r.lo, r.hi), oldOwn);
+    const now = this.written(mine, newOwn);
+    const before: SharedPart[] = [];
+    const after: SharedPart[] = [];
+    const edits: Array<() => void> = [];
+    this.shared.forEach((c, k) => {
+      let oldCount = 0;
+      for (let i = r.lo; i < r.hi; i++) oldCount += c.counts[i]!;
+      const added = now.shared[k]!;
+      const counts = now.counts[k]!;
+      edits.push(() => c.counts.splice(r.lo, r.hi - r.lo, ...counts));
+      if (oldCount === 0 && added.length === 0) {
+        // Nothing of this Service here, before or after: the same (empty) part on both sides.
+        before.push({ rules: [] });
+        after.push({ rules: [] });
+        return;
+      }
+      let start = c.head;
+      for (let i = 0; i < r.lo; i++) start += c.counts[i]!;
+      const total = c.rules.length - oldCount + added.length;
+      const changed = oldCount + added.length;
+      if (changed <= 1000 && 2 * changed < total + 2) {
+        before.push({ rules: c.rules.slice(start, start + oldCount), window: { offset: start, total: c.rules.length } });
+        after.push({ rules: added, window: { offset: start, total } });
+        edits.push(() => c.rules.splice(start, oldCount, ...added));
+      } else {
+        const whole = c.rules.slice(0, start).concat(added, c.rules.slice(start + oldCount));
+        before.push({ rules: c.rules });
+        after.push({ rules: whole });
+        edits.push(() => (c.rules = whole));
+      }
+    });
+    const beforeState = this.partialState(before, oldOwn);
+    const text = renderDelta(beforeState, this.partialState(after, newOwn), { full: false });
+    return {
+      text,
+      // Service entries before: the whole KUBE-SERVICES chains (the state is not changed yet).
+      before: () => countServiceRules(this.partialState(this.shared.map((c) => ({ rules: c.rules })), oldOwn)),
+      ports: sps.length - (r.hi - r.lo) + mine.length,
+      commit: () => {
+        for (const edit of edits) edit();
+        this.ir.servicePorts.splice(r.lo, r.hi - r.lo, ...mine);
+        this.keys.splice(r.lo, r.hi - r.lo, ...mine.map(keyOf));
         this.endpoints = endpoints;
       },
     };
@@ -259,13 +321,13 @@ export class IptablesWatch implements FastPath {
     return { shared, counts };
   }
 
-  private partialState(shared: RuleState[][], own: Map<TableName, ChainState[]>): IptablesState {
+  private partialState(shared: SharedPart[], own: Map<TableName, ChainState[]>): IptablesState {
     const state: IptablesState = new Map();
     for (const t of TABLES) {
       const table: TableState = new Map();
       for (const c of this.fixed.get(t)!) table.set(c.name, c);
       this.shared.forEach((c, k) => {
-        if (c.table === t) table.set(c.name, { name: c.name, builtin: false, rules: shared[k]! });
+        if (c.table === t) table.set(c.name, { name: c.name, builtin: false, ...shared[k]! });
       });
       for (const c of own.get(t)!) table.set(c.name, c);
       state.set(t, table);

@@ -118,22 +118,20 @@ export class NftablesWatch implements FastPath {
     const before = this.stateOf(oldPorts);
     const after = this.stateOf(ports);
     const text = renderTransactionText(nftDelta(before.state, after.state, after.tx, { full: false }));
-    let nextPorts: ServicePort[] = sps;
-    let nextKeys: string[] = this.keys;
-    for (const r of [...ranges].reverse()) {
-      const theirs = ports.filter((sp) => keyOf(sp).startsWith(`${r.service}\u0000`));
-      nextPorts = nextPorts.slice(0, r.lo).concat(theirs, nextPorts.slice(r.hi));
-      nextKeys = nextKeys.slice(0, r.lo).concat(theirs.map(keyOf), nextKeys.slice(r.hi));
-    }
+    const theirs = ranges.map((r) => ports.filter((sp) => keyOf(sp).startsWith(`${r.service}\u0000`)));
     return {
       text,
       before: () => countServiceEntries(before.state),
-      ports: nextPorts.length,
+      ports: sps.length - oldPorts.length + ports.length,
       commit: () => {
         for (const [k, n] of mine) this.bump(k, -n);
         for (const [k, n] of added) this.bump(k, n);
-        this.ir = { ...this.ir, servicePorts: nextPorts };
-        this.keys = nextKeys;
+        // In place, last range first (the earlier ranges' positions still hold): no copy of the whole list.
+        for (let i = ranges.length - 1; i >= 0; i--) {
+          const r = ranges[i]!;
+          this.ir.servicePorts.splice(r.lo, r.hi - r.lo, ...theirs[i]!);
+          this.keys.splice(r.lo, r.hi - r.lo, ...theirs[i]!.map(keyOf));
+        }
       },
     };
   }

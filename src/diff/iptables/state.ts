@@ -95,6 +95,13 @@ export interface ChainState {
   name: string;
   builtin: boolean;
   rules: RuleState[];
+  /**
+   * The rules are a window of a longer chain: its rules from `offset` on, of `total` in all,
+   * the rest being the same in both states compared (kpc watch compares only the part of
+   * KUBE-SERVICES that one Service's rules are in). Only for a top-level chain whose change
+   * is a few rule edits, never rewritten whole (renderDelta refuses to).
+   */
+  window?: { offset: number; total: number };
 }
 
 export type TableState = Map<string, ChainState>;
