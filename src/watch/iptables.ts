@@ -131,7 +131,7 @@ export class IptablesWatch implements FastPath {
       write();
       SHARED.forEach(([t, c], k) => counts[k]!.push(r[t].declare(c).count - before[k]!));
     });
-    const sync = iptablesSync(ir, { standalone: this.standalone });
+    const sync = iptablesSync(ir);
     const head = newRuleset();
     sync.declare(head);
     const state = stateOfRuleset(rs, this.facts);

@@ -110,21 +110,18 @@ export function emitIptablesText(ir: ProxyIR, options: IptablesOptions): string 
 
 /**
  * A full sync cut into its parts, for a caller that re-renders only some service ports (kpc
- * watch): the rules of the ruleset with no service ports (`fixed`: the fixed chains, the tail,
- * the standalone jumps), and one service port's rules (`writePort`, into a ruleset `declare`d
- * like a full one). buildRuleset writes the fixed head, then each service port in IR order,
+ * watch): one service port's rules (`writePort`, into a ruleset `declare`d like a full one). buildRuleset writes the fixed head, then each service port in IR order,
  * then the tail: so each shared chain holds the service ports' rules in IR order followed by
  * the fixed rules. `largeClusterMode` is the one fact about all service ports the rules of
  * one depend on (besides the IR's node and knobs).
  */
 export interface IptablesSync {
   readonly largeClusterMode: boolean;
-  fixed(): Ruleset;
   declare(rs: Ruleset): void;
   writePort(rs: Ruleset, sp: ServicePort): void;
 }
 
-export function iptablesSync(ir: ProxyIR, options: IptablesOptions, largeClusterMode = isLargeCluster(ir)): IptablesSync {
+export function iptablesSync(ir: ProxyIR, largeClusterMode = isLargeCluster(ir)): IptablesSync {
   const ctx: SyncContext = {
     ir,
     largeClusterMode,
@@ -134,13 +131,6 @@ export function iptablesSync(ir: ProxyIR, options: IptablesOptions, largeCluster
   const empty: ProxyIR = { ...ir, servicePorts: [] };
   return {
     largeClusterMode,
-    fixed: () => {
-      const rs = newRuleset();
-      writeFixedHead(rs, empty);
-      writeFixedTail(rs, empty, nodePortIPs(empty));
-      if (options.standalone) writeStandaloneJumps(rs);
-      return rs;
-    },
     declare: (rs) => writeFixedHead(rs, empty),
     writePort: (rs, sp) => writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx),
   };
