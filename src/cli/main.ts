@@ -20,6 +20,7 @@ import { traceCommand } from './commands/trace.js';
 import { explainCommand } from './commands/explain.js';
 import { dnsCommand } from './commands/dns.js';
 import { endpointSlicesCommand } from './commands/endpointslices.js';
+import { watchCommand } from './commands/watch.js';
 import { versionText } from './version.js';
 import { PROXY_MODES } from '../modes/index.js';
 
@@ -42,7 +43,7 @@ export function processIo(): Io {
 }
 
 /** Every command, in the order help lists them. */
-const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, diffCommand, checkCommand, traceCommand, explainCommand, dnsCommand, endpointSlicesCommand, validateCommand];
+const COMMANDS: ReadonlyArray<CommandSpec<any>> = [compileCommand, watchCommand, diffCommand, checkCommand, traceCommand, explainCommand, dnsCommand, endpointSlicesCommand, validateCommand];
 
 /**
  * One command, registered the way every command is: its argument, the shared input flags,

@@ -10,9 +10,10 @@ import { DEFAULT_MAX_INPUT_BYTES, readBoundedFile } from '../parser/input-files.
 import { loadObjects, type LoadedObject } from '../parser/load.js';
 import { mirrorEndpoints } from '../controllers/endpointslicemirroring/index.js';
 import { SERVICE_NAME_LABEL } from '../parser/k8s/model/endpoint-slice.js';
+import type { DecodeOptions } from '../parser/k8s/decode.js';
 import type { EndpointSlice, Endpoints, Node, Pod, Service } from '../parser/k8s/types.js';
 import { deriveEndpointSlices, type ControllerVersion, type DeriveResult, type EndpointsFrom } from '../controllers/endpointslice/index.js';
-import { buildIR } from '../ir/build.js';
+import { buildIR, type IRContext } from '../ir/build.js';
 import { contextFor } from '../ir/context.js';
 import type { ProxyIR } from '../ir/model.js';
 import type { IPFamily } from '../net/ip.js';
@@ -54,7 +55,7 @@ export interface Loaded {
 export type GeneralWarning = string;
 
 
-function parseNodePortRange(text: string): { min: number; max: number } {
+export function parseNodePortRange(text: string): { min: number; max: number } {
   const m = /^(\d+)-(\d+)$/.exec(goTrimSpace(text));
   if (!m) throw usageError(`--service-node-port-range: "${text}" is not a range like 30000-32767`);
   const min = Number(m[1]);
@@ -102,6 +103,15 @@ export function checkStdinUse(flags: object): void {
   if (takers.length > 1) throw usageError(`standard input ("-") can be read only once, but ${takers.join(' and ')} both name it`);
 }
 
+/** How objects are decoded and validated for these flags (the release's API server rules). */
+export function decodeOptionsOf(flags: CommonFlags): DecodeOptions {
+  return {
+    ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
+    nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
+    relaxedServiceNames: behaviourOf(releaseOf(flags)).relaxedServiceNames,
+  };
+}
+
 export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Loaded {
   checkStdinUse(flags);
   const paths = flags.filename ?? [];
@@ -115,9 +125,7 @@ export function loadInput(flags: CommonFlags, readStdin: (maxBytes: number) => U
     maxErrors: 100,
     timed,
     ...(progress ? { progress } : {}),
-    ipValidation: flags.ipValidation ?? (behaviourOf(releaseOf(flags)).strictIPValidation ? 'strict' : 'legacy'),
-    nodePortRange: parseNodePortRange(flags.serviceNodePortRange),
-    relaxedServiceNames: behaviourOf(releaseOf(flags)).relaxedServiceNames,
+    ...decodeOptionsOf(flags),
   });
   if (result.errors.length > 0) throw inputErrors(result.errors, result.warnings, result.notes);
   if (result.objects.length === 0 && !flags.allowEmpty) {
@@ -184,6 +192,8 @@ export interface Compiled {
   settings: ResolvedSettings;
   family: IPFamily;
   ir: ProxyIR;
+  /** What the IR was built with (kpc watch builds one Service's ports with it). */
+  context: IRContext;
   /** The configuration's warnings, then the manifests'. */
   warnings: Diagnostic[];
   /** Warnings about the input as a whole. */
@@ -258,15 +268,30 @@ export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) =
   const { config, warnings: configWarnings } = loadConfig(flags.config, flags, readStdin, parseMaxInputSize(flags.maxInputSize));
   const { objects, warnings, notes } = loadInput(flags, readStdin, progress);
   progress?.(`building the model: ${objects.length} objects`);
-  return timed('ir', () => {
+  return timed('ir', () => compileObjects(objects, config, flags, [...configWarnings, ...warnings], notes));
+}
+
+/**
+ * The IR of objects already loaded (compileInput's second half; kpc watch rebuilds it from
+ * the objects it holds).
+ */
+export function compileObjects(
+  objects: readonly LoadedObject[],
+  config: KubeProxyConfig,
+  flags: CommonFlags,
+  warnings: Diagnostic[] = [],
+  notes: string[] = [],
+): Compiled {
+  {
     const input = partitionObjects(objects, { endpointsFrom: flags.endpointsFrom ?? 'auto', release: releaseOf(flags) });
     const settings = resolveSettings(config, flags, input.nodes, input.serviceCIDRs);
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
-    const ir = buildIR({ services: input.services, slices: input.slices }, contextFor(settings.proxy, family));
+    const context = contextFor(settings.proxy, family);
+    const ir = buildIR({ services: input.services, slices: input.slices }, context);
     const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
     const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     const all = [...notes, ...derivationNotes(input.derivation)];
-    return { settings, family, ir, warnings: [...configWarnings, ...warnings], general, notes: detector ? [...all, detector] : all };
-  });
+    return { settings, family, ir, context, warnings, general, notes: detector ? [...all, detector] : all };
+  }
 }

@@ -51,7 +51,7 @@ export function buildIR(objects: ClusterObjects, ctx: IRContext): ProxyIR {
  * sorts by), then port name, then protocol, joined by NUL (which no Kubernetes name contains
  * and which sorts first, so comparing keys compares the parts in turn).
  */
-function portKey(namespace: string, name: string, portName: string, protocol: string): string {
+export function portKey(namespace: string, name: string, portName: string, protocol: string): string {
   return `${namespace}/${name}\u0000${portName}\u0000${protocol}`;
 }
 

@@ -20,7 +20,7 @@ function emit(ir: ProxyIR, options: EmitOptions): Emitted {
 }
 
 /** The Service entries of a state: the elements of the dispatch maps and sets. */
-function countServiceEntries(state: NftState): number {
+export function countServiceEntries(state: NftState): number {
   let n = 0;
   for (const name of ['cluster-ips', 'service-ips', 'no-endpoint-services', 'service-nodeports', 'no-endpoint-nodeports']) n += state.sets.get(name)?.elements.size ?? 0;
   return n;

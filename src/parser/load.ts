@@ -270,7 +270,7 @@ function objectLabel(value: unknown): string | undefined {
 }
 
 /** kubectl fills in the context namespace; kpc fills in --namespace. True when it did. */
-function fillNamespace(value: unknown, namespace: string): boolean {
+export function fillNamespace(value: unknown, namespace: string): boolean {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const obj = value as Record<string, unknown>;
   if (typeof obj.kind !== 'string' || !NAMESPACED_KINDS.has(obj.kind)) return false;

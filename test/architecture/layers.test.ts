@@ -21,6 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['emit'],
   ['diff', 'trace', 'explain', 'dns'],
   ['modes'],
+  ['watch'],
   ['cli'],
 ];
 

@@ -16,8 +16,11 @@ import { timed, timedChunks, timingsEnabled, timingsJSON } from '../stage-timer.
 import { progressFor, type Progress } from '../progress.js';
 import { refuseEmptyingDelta } from '../input-checks.js';
 import { BUNDLE_FILES } from '../../emit/ipvs/bundle.js';
+import { runWatch, watchOptions, type WatchFlags } from './watch.js';
 
-export interface CompileFlags extends CommonFlags {
+export interface CompileFlags extends CommonFlags, WatchFlags {
+  /** --watch: kpc watch (commands/watch.ts) with these flags. */
+  watch?: boolean;
   standalone?: boolean;
   output?: string;
   previous?: string;
@@ -47,6 +50,8 @@ function checkOutputPath(output: string | undefined): void {
 }
 
 export function runCompile(flags: CompileFlags, io: Io): number {
+  if (flags.watch) return runWatch(flags, io);
+  if (flags.events !== undefined || flags.watchFiles || flags.pollInterval !== undefined) throw usageError('--events, --watch-files and --poll-interval go with --watch');
   checkOutputPath(flags.output);
   if (flags.full && flags.previous === undefined) throw usageError('--full goes with --previous');
   const progress = progressFor(io);
@@ -123,7 +128,9 @@ export const compileCommand: CommandSpec<CompileFlags> = {
         new Option('--ipvs-removed-real-servers <policy>', 'ipvs mode with --previous: a TCP real server no longer wanted is quiesced (weight 0, deleted by the next delta) or deleted at once (UDP/SCTP: always deleted)')
           .choices(['quiesce', 'delete'])
           .default(undefined, 'quiesce'),
-      );
+      )
+      .option('--watch', 'keep the state in memory and print the delta per change, as kpc watch does (-o is then a directory of steps)');
+    watchOptions(cmd, false);
   },
   help: [IPVS_INCREMENTAL_HELP, EXAMPLES],
   run: runCompile,

@@ -68,8 +68,9 @@ function ruleEdits(chain: string, before: ChainState, after: ChainState, maxEdit
   // Deletions by rule text (robust to position drift); then insertions at their final
   // positions in ascending order, which rebuilds the new order exactly.
   for (const e of script) if (e.op === 'delete') lines.push(`-D ${chain} ${before.rules[e.oldIndex]!.spec}`);
-  for (const e of script) if (e.op === 'insert') lines.push(`-I ${chain} ${e.newIndex + 1} ${after.rules[e.newIndex]!.spec}`);
-  return lines.length * 2 < after.rules.length + 2 ? lines : undefined;
+  const offset = after.window?.offset ?? 0;
+  for (const e of script) if (e.op === 'insert') lines.push(`-I ${chain} ${offset + e.newIndex + 1} ${after.rules[e.newIndex]!.spec}`);
+  return lines.length * 2 < (after.window?.total ?? after.rules.length) + 2 ? lines : undefined;
 }
 
 function writeChain(out: TableDelta, chain: ChainState): void {
@@ -94,6 +95,7 @@ function tableDelta(name: 'filter' | 'nat', before: TableState, after: TableStat
     const prev = before.get(chainName);
     const edits = prev && !options.full && policy.topLevel.has(chainName) ? ruleEdits(chainName, prev, next, maxEdits) : undefined;
     if (edits) out.edits.push(...edits);
+    else if (next.window || prev?.window) throw new Error(`internal error: chain ${chainName} is a window of its rules and cannot be rewritten whole`);
     else writeChain(out, next);
   }
   // The jumps from the built-in chains (only in --standalone output): ensured as kube-proxy

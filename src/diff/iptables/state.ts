@@ -33,11 +33,19 @@ interface Facts {
 export class RuleFacts {
   private readonly cache = new Map<string, Facts>();
 
-  constructor(readonly family: 'IPv4' | 'IPv6') {}
+  /**
+   * `maxEntries`: a long-lived user (kpc watch, which sees rule texts come and go for ever)
+   * bounds the memo; it is emptied when full (a text is then parsed again when asked).
+   */
+  constructor(
+    readonly family: 'IPv4' | 'IPv6',
+    private readonly maxEntries = Infinity,
+  ) {}
 
   of(spec: string): Facts {
     let facts = this.cache.get(spec);
     if (!facts) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
       // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
       const parsed = parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
       facts = { key: canonicalRule(parsed, this.family) };
@@ -87,6 +95,13 @@ export interface ChainState {
   name: string;
   builtin: boolean;
   rules: RuleState[];
+  /**
+   * The rules are a window of a longer chain: its rules from `offset` on, of `total` in all,
+   * the rest being the same in both states compared (kpc watch compares only the part of
+   * KUBE-SERVICES that one Service's rules are in). Only for a top-level chain whose change
+   * is a few rule edits, never rewritten whole (renderDelta refuses to).
+   */
+  window?: { offset: number; total: number };
 }
 
 export type TableState = Map<string, ChainState>;
@@ -193,6 +208,7 @@ export const TOP_LEVEL_CHAINS: ReadonlySet<string> = new Set(['KUBE-SERVICES', '
 /** Same rules in the same order: by text first (cheap), by canonical key where texts differ. */
 export function sameRules(a: ChainState | undefined, b: ChainState | undefined): boolean {
   if (!a || !b || a.rules.length !== b.rules.length) return false;
+  if (a.rules === b.rules) return true;
   return a.rules.every((r, k) => r.spec === b.rules[k]!.spec || r.key === b.rules[k]!.key);
 }
 

@@ -70,8 +70,16 @@ export function buildFocusedRuleset(ir: ProxyIR, options: IptablesOptions, focus
   return { rs, kept };
 }
 
+/**
+ * buildRuleset, with `around` called for each service port with the write of its rules (kpc
+ * watch counts each port's rules in the shared chains). The same ruleset.
+ */
+export function buildObservedRuleset(ir: ProxyIR, options: IptablesOptions, around: (sp: ServicePort, write: () => void, rs: Ruleset) => void): Ruleset {
+  return writeRuleset(ir, options, (sp, write, _nat, rs) => around(sp, write, rs));
+}
+
 /** The full sync; `around`, when given, is called for each service port with the write of its rules. */
-function writeRuleset(ir: ProxyIR, options: IptablesOptions, around: ((sp: ServicePort, write: () => void, nat: Table) => void) | undefined): Ruleset {
+function writeRuleset(ir: ProxyIR, options: IptablesOptions, around: ((sp: ServicePort, write: () => void, nat: Table, rs: Ruleset) => void) | undefined): Ruleset {
   const rs = newRuleset();
   const ctx: SyncContext = {
     ir,
@@ -83,7 +91,7 @@ function writeRuleset(ir: ProxyIR, options: IptablesOptions, around: ((sp: Servi
   if (around === undefined) {
     for (const sp of ir.servicePorts) writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx);
   } else {
-    for (const sp of ir.servicePorts) around(sp, () => writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx), rs.nat);
+    for (const sp of ir.servicePorts) around(sp, () => writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx), rs.nat, rs);
   }
   writeFixedTail(rs, ir, nodePortIPs(ir));
   if (options.standalone) writeStandaloneJumps(rs);
@@ -98,4 +106,32 @@ export function emitIptables(ir: ProxyIR, options: IptablesOptions): string[] {
 /** The restore input as one string (for small outputs). */
 export function emitIptablesText(ir: ProxyIR, options: IptablesOptions): string {
   return renderRulesetText(buildRuleset(ir, options));
+}
+
+/**
+ * A full sync cut into its parts, for a caller that re-renders only some service ports (kpc
+ * watch): one service port's rules (`writePort`, into a ruleset `declare`d like a full one). buildRuleset writes the fixed head, then each service port in IR order,
+ * then the tail: so each shared chain holds the service ports' rules in IR order followed by
+ * the fixed rules. `largeClusterMode` is the one fact about all service ports the rules of
+ * one depend on (besides the IR's node and knobs).
+ */
+export interface IptablesSync {
+  readonly largeClusterMode: boolean;
+  declare(rs: Ruleset): void;
+  writePort(rs: Ruleset, sp: ServicePort): void;
+}
+
+export function iptablesSync(ir: ProxyIR, largeClusterMode = isLargeCluster(ir)): IptablesSync {
+  const ctx: SyncContext = {
+    ir,
+    largeClusterMode,
+    masqueradeIfNotLocal: ir.knobs.localDetector ? `${detectorIfNotLocal(ir.knobs.localDetector)} -j ${KUBE_MARK_MASQ}` : undefined,
+  };
+  const planning = planContext(ir);
+  const empty: ProxyIR = { ...ir, servicePorts: [] };
+  return {
+    largeClusterMode,
+    declare: (rs) => writeFixedHead(rs, empty),
+    writePort: (rs, sp) => writeServicePort(rs, iptablesPortPlan(planServicePort(sp, planning), ctx), ctx),
+  };
 }

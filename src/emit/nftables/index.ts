@@ -10,7 +10,7 @@
  * table (kube-proxy's own re-sync relies on its memory of the table instead).
  */
 
-import type { ProxyIR } from '../../ir/model.js';
+import type { ProxyIR, ServicePort } from '../../ir/model.js';
 import { planContext, planServicePort } from '../../ir/plan.js';
 import { cidrContains, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
 import { renderTransaction, renderTransactionText, type NftTransaction } from '../../lang/nftables/index.js';
@@ -48,4 +48,17 @@ export function emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<st
 
 export function emitNftablesText(ir: ProxyIR, options: NftablesOptions): string {
   return renderTransactionText(buildTransaction(ir, options));
+}
+
+/**
+ * The commands of some service ports alone, without the fixed part, written as a full sync
+ * writes them (in order, elements deduplicated among these ports): kpc watch counts which
+ * ports write each element, and builds the states of a few ports.
+ */
+export function servicePortsTransaction(ir: ProxyIR, ports: readonly ServicePort[]): NftTransaction {
+  const ctx = syncContext(ir);
+  const store = new ElementStore();
+  const planning = planContext(ir);
+  for (const sp of ports) writeServicePort(ctx, store, planServicePort(sp, planning));
+  return ctx.tx;
 }

@@ -1,0 +1,36 @@
+/**
+ * What a mode's fast path gives the watch engine (iptables.ts, nftables.ts): the state of the
+ * service ports held, the delta when a few Services' ports change, and the whole comparison
+ * when anything else changes.
+ */
+
+import type { ProxyIR, ServicePort } from '../ir/model.js';
+
+/** One step's result, kept only when `commit` is called. */
+export interface FastStep {
+  /** The delta, as compile --previous prints it ('' when nothing changes). */
+  text: string;
+  /** Service entries of the state before, for the emptying refusal (counted when asked). */
+  before(): number;
+  /** The service ports after the change. */
+  ports: number;
+  commit(): void;
+}
+
+export interface FastPath {
+  /** The full output of the state's first build, once. */
+  takeInitialText(): string;
+  readonly servicePorts: readonly ServicePort[];
+  /**
+   * The delta when the service ports of the Services `services` (`ns/name`) become `ports`
+   * (sorted as buildIR sorts them), or undefined when only `rebuild` can tell.
+   */
+  change(services: readonly string[], ports: readonly ServicePort[]): FastStep | undefined;
+  /** The delta to a whole new IR. */
+  rebuild(ir: ProxyIR): FastStep;
+}
+
+/** The keys of the Services' ports in `keys` (sorted): each Service's ports are one run, its keys starting `ns/name` NUL. */
+export function serviceRanges(keys: readonly string[], services: readonly string[], lowerBound: (keys: readonly string[], key: string) => number): Array<{ service: string; lo: number; hi: number }> {
+  return [...new Set(services)].sort().map((s) => ({ service: s, lo: lowerBound(keys, `${s}\u0000`), hi: lowerBound(keys, `${s}\u0001`) }));
+}
