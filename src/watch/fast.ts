@@ -4,6 +4,8 @@
  * when anything else changes.
  */
 
+import { compareStrings } from '../go/strings.js';
+import { portKey } from '../ir/build.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
 
 /** One step's result, kept only when `commit` is called. */
@@ -30,7 +32,24 @@ export interface FastPath {
   rebuild(ir: ProxyIR): FastStep;
 }
 
+/** A service port's key, as buildIR sorts the service ports by it. */
+export function servicePortKey(sp: ServicePort): string {
+  return portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
+}
+
+/** The first index of the sorted `keys` whose key is not below `key`. */
+export function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareStrings(keys[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The keys of the Services' ports in `keys` (sorted): each Service's ports are one run, its keys starting `ns/name` NUL. */
-export function serviceRanges(keys: readonly string[], services: readonly string[], lowerBound: (keys: readonly string[], key: string) => number): Array<{ service: string; lo: number; hi: number }> {
-  return [...new Set(services)].sort().map((s) => ({ service: s, lo: lowerBound(keys, `${s}\u0000`), hi: lowerBound(keys, `${s}\u0001`) }));
+export function serviceRanges(keys: readonly string[], services: readonly string[]): Array<{ service: string; lo: number; hi: number }> {
+  return [...new Set(services)].sort(compareStrings).map((s) => ({ service: s, lo: lowerBound(keys, `${s}\u0000`), hi: lowerBound(keys, `${s}\u0001`) }));
 }

@@ -31,10 +31,8 @@ import { newRuleset, type Ruleset, type TableName } from '../lang/iptables/rules
 import { BUILTIN_CHAIN_NAMES } from '../lang/iptables/chains.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { countServiceRules, RuleFacts, RuleState, stateOfRuleset, type ChainState, type IptablesState, type TableState } from '../diff/iptables/state.js';
-import { portKey } from '../ir/build.js';
-import { compareStrings } from '../go/strings.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
-import type { FastPath, FastStep } from './fast.js';
+import { serviceRanges, servicePortKey, type FastPath, type FastStep } from './fast.js';
 
 const SHARED: ReadonlyArray<readonly [TableName, string]> = [
   ['filter', 'KUBE-SERVICES'],
@@ -59,21 +57,6 @@ interface SharedChain {
 
 /** One shared chain as a state compares it: whole, or the window a change is in. */
 type SharedPart = Pick<ChainState, 'rules' | 'window'>;
-
-function keyOf(sp: ServicePort): string {
-  return portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
-}
-
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (compareStrings(keys[mid]!, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 function totalEndpoints(ports: readonly ServicePort[]): number {
   let n = 0;
@@ -147,7 +130,7 @@ export class IptablesWatch implements FastPath {
     }
     this.ir = ir;
     this.sync = sync;
-    this.keys = ir.servicePorts.map(keyOf);
+    this.keys = ir.servicePorts.map(servicePortKey);
     this.endpoints = totalEndpoints(ir.servicePorts);
     this.built = { state, rs };
   }
@@ -165,10 +148,8 @@ export class IptablesWatch implements FastPath {
   change(services: readonly string[], ports: readonly ServicePort[]): FastStep | undefined {
     const sps = this.ir.servicePorts;
     // The touched ranges, each a Service's ports (contiguous: keys start with ns/name NUL).
-    const ranges = [...new Set(services)]
-      .sort(compareStrings)
-      .map((s) => ({ service: s, lo: lowerBound(this.keys, `${s}\u0000`), hi: lowerBound(this.keys, `${s}\u0001`) }));
-    const newKeys = ports.map(keyOf);
+    const ranges = serviceRanges(this.keys, services);
+    const newKeys = ports.map(servicePortKey);
     let removedEndpoints = 0;
     for (const r of ranges) removedEndpoints += totalEndpoints(sps.slice(r.lo, r.hi));
     const endpoints = this.endpoints - removedEndpoints + totalEndpoints(ports);
@@ -197,7 +178,7 @@ export class IptablesWatch implements FastPath {
         c.counts = c.counts.slice(0, r.lo).concat(now.counts[k]!, c.counts.slice(r.hi));
       });
       nextPorts = nextPorts.slice(0, r.lo).concat(mine, nextPorts.slice(r.hi));
-      nextKeys = nextKeys.slice(0, r.lo).concat(mine.map(keyOf), nextKeys.slice(r.hi));
+      nextKeys = nextKeys.slice(0, r.lo).concat(mine.map(servicePortKey), nextKeys.slice(r.hi));
     }
     const before = this.partialState(this.shared.map((c) => ({ rules: c.rules })), oldOwn);
     const after = this.partialState(sharedAfter.map((c) => ({ rules: c.rules })), newOwn);
@@ -227,7 +208,7 @@ export class IptablesWatch implements FastPath {
    */
   private changeOne(r: { service: string; lo: number; hi: number }, ports: readonly ServicePort[], oldOwn: Map<TableName, ChainState[]>, newOwn: Map<TableName, ChainState[]>, endpoints: number): FastStep {
     const sps = this.ir.servicePorts;
-    const mine = ports.filter((sp) => keyOf(sp).startsWith(`${r.service}\u0000`));
+    const mine = ports.filter((sp) => servicePortKey(sp).startsWith(`${r.service}\u0000`));
     this.written(sps.slice(r.lo, r.hi), oldOwn);
     const now = this.written(mine, newOwn);
     const before: SharedPart[] = [];
@@ -270,7 +251,7 @@ export class IptablesWatch implements FastPath {
       commit: () => {
         for (const edit of edits) edit();
         this.ir.servicePorts.splice(r.lo, r.hi - r.lo, ...mine);
-        this.keys.splice(r.lo, r.hi - r.lo, ...mine.map(keyOf));
+        this.keys.splice(r.lo, r.hi - r.lo, ...mine.map(servicePortKey));
         this.endpoints = endpoints;
       },
     };

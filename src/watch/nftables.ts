@@ -23,25 +23,8 @@ import { buildTransaction, emitNftablesText, servicePortsTransaction } from '../
 import { nftDelta } from '../diff/nftables/delta.js';
 import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, renderTransactionText, type NftState } from '../lang/nftables/index.js';
 import { countServiceEntries } from '../modes/nftables.js';
-import { portKey } from '../ir/build.js';
-import { compareStrings } from '../go/strings.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
-import { serviceRanges, type FastPath, type FastStep } from './fast.js';
-
-function keyOf(sp: ServicePort): string {
-  return portKey(sp.namespace, sp.name, sp.portName, sp.protocol);
-}
-
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (compareStrings(keys[mid]!, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+import { serviceRanges, servicePortKey, type FastPath, type FastStep } from './fast.js';
 
 /** The elements a transaction adds, as `container NUL key`. */
 function elementsOf(tx: NftTransaction): string[] {
@@ -79,7 +62,7 @@ export class NftablesWatch implements FastPath {
 
   private adopt(ir: ProxyIR): void {
     this.ir = ir;
-    this.keys = ir.servicePorts.map(keyOf);
+    this.keys = ir.servicePorts.map(servicePortKey);
     this.fixed = buildTransaction({ ...ir, servicePorts: [] }, { standalone: false });
     this.owners = new Map();
     for (const sp of ir.servicePorts) this.count(servicePortsTransaction(ir, [sp]), 1, this.owners);
@@ -104,7 +87,7 @@ export class NftablesWatch implements FastPath {
 
   change(services: readonly string[], ports: readonly ServicePort[]): FastStep | undefined {
     const sps = this.ir.servicePorts;
-    const ranges = serviceRanges(this.keys, services, lowerBound);
+    const ranges = serviceRanges(this.keys, services);
     const oldPorts = ranges.flatMap((r) => sps.slice(r.lo, r.hi));
     // Elements written by other ports as well: only the whole comparison places them.
     const mine = new Map<string, number>();
@@ -118,7 +101,7 @@ export class NftablesWatch implements FastPath {
     const before = this.stateOf(oldPorts);
     const after = this.stateOf(ports);
     const text = renderTransactionText(nftDelta(before.state, after.state, after.tx, { full: false }));
-    const theirs = ranges.map((r) => ports.filter((sp) => keyOf(sp).startsWith(`${r.service}\u0000`)));
+    const theirs = ranges.map((r) => ports.filter((sp) => servicePortKey(sp).startsWith(`${r.service}\u0000`)));
     return {
       text,
       before: () => countServiceEntries(before.state),
@@ -130,7 +113,7 @@ export class NftablesWatch implements FastPath {
         for (let i = ranges.length - 1; i >= 0; i--) {
           const r = ranges[i]!;
           this.ir.servicePorts.splice(r.lo, r.hi - r.lo, ...theirs[i]!);
-          this.keys.splice(r.lo, r.hi - r.lo, ...theirs[i]!.map(keyOf));
+          this.keys.splice(r.lo, r.hi - r.lo, ...theirs[i]!.map(servicePortKey));
         }
       },
     };
