@@ -212,16 +212,6 @@ export function renderFocusedText(rs: Ruleset, kept: ReadonlySet<ChainRules>): s
   return out.join('');
 }
 
-/** Whether the ruleset prints exactly `text` (compared chunk by chunk, never joined). */
-export function rulesetPrints(rs: Ruleset, text: string): boolean {
-  let at = 0;
-  for (const chunk of renderRuleset(rs)) {
-    if (!text.startsWith(chunk, at)) return false;
-    at += chunk.length;
-  }
-  return at === text.length;
-}
-
 /** The restore input as one string (for small outputs: trace, explain, check, tests). */
 export function renderRulesetText(rs: Ruleset): string {
   return Array.from(renderRuleset(rs)).join('');
