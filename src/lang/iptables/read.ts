@@ -46,8 +46,11 @@ export function readRules(text: string): RuleSet {
   };
 
   for (let n = 0; n < lines.length; n++) {
+    const raw = lines[n]!;
+    // Blank lines first, cheaply: the focused text of trace and explain is mostly blank lines.
+    if (raw === '') continue;
     const lineNo = n + 1;
-    let line = lines[n]!.replace(/\r$/, '').trim();
+    let line = raw.replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
       if (table) throw lineError(lineNo, `table ${line.slice(1)} starts before COMMIT of table ${table.name}`);
