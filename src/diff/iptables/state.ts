@@ -19,8 +19,6 @@ import { canonicalRule } from '../../lang/iptables/canonical.js';
 import { editScriptBy, type Edit } from '../sequence.js';
 
 interface Facts {
-  /** Canonical form: equal keys = the same kernel rule. */
-  key: string;
   /** The `-m comment` text, if any. */
   comment?: string;
   /** The chain it jumps or goes to, if its target is a chain. */
@@ -29,24 +27,44 @@ interface Facts {
   dnat?: string;
 }
 
-/** What each distinct rule text means, parsed once and shared by the states compared. */
+/**
+ * What each distinct rule text means, parsed once and shared by the states compared. The
+ * canonical key (equal keys = the same kernel rule) is worked out apart, when first asked for:
+ * the diff report reads the comment and jump of every rule of a 20,000-Service state to find
+ * which Service port owns which chain, but compares keys only where two texts differ.
+ */
 export class RuleFacts {
   private readonly cache = new Map<string, Facts>();
+  private readonly keys = new Map<string, string>();
 
   constructor(readonly family: 'IPv4' | 'IPv6') {}
+
+  private parse(spec: string) {
+    // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
+    return parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
+  }
 
   of(spec: string): Facts {
     let facts = this.cache.get(spec);
     if (!facts) {
-      // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
-      const parsed = parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
-      facts = { key: canonicalRule(parsed, this.family) };
+      const parsed = this.parse(spec);
+      facts = {};
       if (parsed.comment !== undefined) facts.comment = parsed.comment;
       if (parsed.target?.kind === 'chain') facts.jump = parsed.target.chain;
       if (parsed.target?.kind === 'DNAT') facts.dnat = parsed.target.to;
       this.cache.set(spec, facts);
     }
     return facts;
+  }
+
+  /** Canonical form: equal keys = the same kernel rule. */
+  keyOf(spec: string): string {
+    let key = this.keys.get(spec);
+    if (key === undefined) {
+      key = canonicalRule(this.parse(spec), this.family);
+      this.keys.set(spec, key);
+    }
+    return key;
   }
 }
 
@@ -60,17 +78,21 @@ export class RuleState {
   ) {}
 
   /** Parsed on first use; a rule that does not parse is reported with its line. */
-  private get parsed(): Facts {
+  private placed<T>(work: () => T): T {
     try {
-      return this.facts.of(this.spec);
+      return work();
     } catch (e) {
       if (isKpcError(e, 'previous.unreadable')) throw lineError(this.line, `${e.message} (in: -A ... ${this.spec})`);
       throw e;
     }
   }
 
+  private get parsed(): Facts {
+    return this.placed(() => this.facts.of(this.spec));
+  }
+
   get key(): string {
-    return this.parsed.key;
+    return this.placed(() => this.facts.keyOf(this.spec));
   }
   get comment(): string | undefined {
     return this.parsed.comment;
