@@ -12,7 +12,7 @@
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,8 @@ interface Pair {
   target?: number;
   /** The two runs must write the same bytes. */
   sameBytes: boolean;
+  /** Exit codes of B that are not failures (kpc diff exits 1 when something differs). */
+  bExits?: number[];
 }
 
 const NODE = ['--hostname-override', 'node-0', '--cluster-cidr', '10.0.0.0/8'];
@@ -95,6 +97,65 @@ const PAIRS: Record<string, Pair> = {
     what: 'compile --previous (its own output: nothing changed) against a compile, ipvs mode',
     a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
     b: { label: 'compile --previous', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-IPVS(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'previous-nft': {
+    name: 'previous-nft',
+    what: 'compile --previous (its own output: nothing changed) against a compile, nftables mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-NFT(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'diff-ipvs': {
+    name: 'diff-ipvs',
+    what: 'kpc diff against its own output (nothing changed) against a compile, ipvs mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'diff', argv: ['diff', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-IPVS(json)'] },
+    target: 1.2,
+    sameBytes: false,
+  },
+  'diff-nft': {
+    name: 'diff-nft',
+    what: 'kpc diff against its own output (nothing changed) against a compile, nftables mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'diff', argv: ['diff', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-NFT(json)'] },
+    target: 1.2,
+    sameBytes: false,
+  },
+  // One Service changed: the previous output is kpc's of the input with one endpoint of
+  // ns-0/svc-0 moved (CHANGED: its first "10.128.0.2" written "10.128.250.250").
+  previous1: {
+    name: 'previous1',
+    what: 'compile --previous (one Service changed: an endpoint) against a compile, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-CHANGED(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  diff1: {
+    name: 'diff1',
+    what: 'kpc diff (one Service changed: an endpoint) against a compile, iptables mode',
+    a: { label: 'compile', argv: ['compile', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'diff', argv: ['diff', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-CHANGED(json)'] },
+    target: 1.2,
+    sameBytes: false,
+    bExits: [0, 1],
+  },
+  'previous1-ipvs': {
+    name: 'previous1-ipvs',
+    what: 'compile --previous (one Service changed: an endpoint) against a compile, ipvs mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-CHANGED-IPVS(json)', '-o', 'OUT'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'previous1-nft': {
+    name: 'previous1-nft',
+    what: 'compile --previous (one Service changed: an endpoint) against a compile, nftables mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'compile --previous', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '--previous', 'PREVIOUS-CHANGED-NFT(json)', '-o', 'OUT'] },
     target: 1.1,
     sameBytes: false,
   },
@@ -166,15 +227,28 @@ interface Run {
   sha256: string;
 }
 
-/** kpc's full output of INPUT(format) (what PREVIOUS(format) names), made once per run. */
-async function previousOutput(opts: Options, format: ClusterFormat, ipvs: boolean, work: string): Promise<string> {
-  const path = join(work, `previous-${format}${ipvs ? '-ipvs' : ''}`);
-  if (!existsSync(path)) await runKpc(['compile', ...(ipvs ? ['--proxy-mode', 'ipvs'] : []), ...NODE, '-f', input(opts, format), '-o', path], path);
+/**
+ * kpc's full output of INPUT(format) in a mode (what PREVIOUS(format), PREVIOUS-IPVS(format)
+ * and PREVIOUS-NFT(format) name), made once per run; `changed`: of the input with one endpoint
+ * of ns-0/svc-0 moved (the PREVIOUS-CHANGED forms: one Service changed since).
+ */
+async function previousOutput(opts: Options, format: ClusterFormat, mode: 'iptables' | 'ipvs' | 'nftables', changed: boolean, work: string): Promise<string> {
+  const path = join(work, `previous-${format}-${mode}${changed ? '-changed' : ''}`);
+  if (existsSync(path)) return path;
+  let from = input(opts, format);
+  if (changed) {
+    const text = readFileSync(from, 'utf8');
+    const at = text.indexOf('"10.128.0.2"');
+    if (at < 0) throw new Error(`${from}: no "10.128.0.2" to change`);
+    from = join(work, `changed-${format}`);
+    writeFileSync(from, `${text.slice(0, at)}"10.128.250.250"${text.slice(at + '"10.128.0.2"'.length)}`);
+  }
+  await runKpc(['compile', '--proxy-mode', mode, ...NODE, '-f', from, '-o', path], path);
   return path;
 }
 
 /** Runs kpc; its output is `out` (the -o file, or its stdout when the arguments have no -o). */
-function runKpc(argv: string[], out: string): Promise<Run> {
+function runKpc(argv: string[], out: string, exits: readonly number[] = [0]): Promise<Run> {
   return new Promise((resolvePromise, reject) => {
     const started = performance.now();
     const toFile = !argv.includes('-o') || argv[argv.indexOf('-o') + 1] !== out;
@@ -187,7 +261,7 @@ function runKpc(argv: string[], out: string): Promise<Run> {
     child.on('close', (code) => {
       const ms = performance.now() - started;
       const line = stderr.slice(stderr.lastIndexOf('kpc-bench-result: ') + 'kpc-bench-result: '.length).split('\n')[0]!;
-      if (code !== 0) return reject(new Error(`kpc ${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`));
+      if (!exits.includes(code ?? -1)) return reject(new Error(`kpc ${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`));
       const result = JSON.parse(line) as { maxRssKB: number };
       const sha256 = statSync(out).isDirectory() ? 'directory' : createHash('sha256').update(readFileSync(out)).digest('hex');
       resolvePromise({ ms, maxRssMB: result.maxRssKB / 1024, sha256 });
@@ -200,10 +274,11 @@ const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.len
 async function measure(pair: Pair, opts: Options, work: string): Promise<string> {
   const resolveArg = async (a: string, out: string): Promise<string> => {
     if (a === 'OUT') return out;
-    const m = /^(INPUT|PREVIOUS|PREVIOUS-IPVS)\(([a-z-]+)\)$/.exec(a);
+    const m = /^(INPUT|PREVIOUS(-CHANGED)?(-IPVS|-NFT)?)\(([a-z-]+)\)$/.exec(a);
     if (!m) return a;
-    const format = m[2] as ClusterFormat;
-    return m[1] === 'INPUT' ? input(opts, format) : previousOutput(opts, format, m[1] === 'PREVIOUS-IPVS', work);
+    const format = m[4] as ClusterFormat;
+    const mode = m[3] === '-IPVS' ? 'ipvs' : m[3] === '-NFT' ? 'nftables' : 'iptables';
+    return m[1] === 'INPUT' ? input(opts, format) : previousOutput(opts, format, mode, m[2] !== undefined, work);
   };
   const resolveArgv = async (side: Side, out: string) => {
     const argv: string[] = [];
@@ -217,7 +292,7 @@ async function measure(pair: Pair, opts: Options, work: string): Promise<string>
     for (const side of order) {
       const out = join(work, `${pair.name}-${side}.out`);
       rmSync(out, { recursive: true, force: true });
-      runs[side].push(await runKpc(await resolveArgv(pair[side], out), out));
+      runs[side].push(await runKpc(await resolveArgv(pair[side], out), out, side === 'b' ? pair.bExits : undefined));
     }
   }
   const a = median(runs.a.map((r) => r.ms));

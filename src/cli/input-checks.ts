@@ -68,8 +68,11 @@ export function detectorNote(ir: ProxyIR, settings: ProxySettings): string | und
  * the node: what an empty or mistaken input (a wrong -f, the wrong family) looks like. Refused
  * unless --allow-empty says it is meant.
  */
-export function refuseEmptyingDelta(ir: ProxyIR, previousServices: number, previous: string, allowEmpty: boolean | undefined): void {
-  if (allowEmpty || ir.servicePorts.length > 0 || previousServices === 0) return;
+export function refuseEmptyingDelta(ir: ProxyIR, previousEntries: number | (() => number), previous: string, allowEmpty: boolean | undefined): void {
+  if (allowEmpty || ir.servicePorts.length > 0) return;
+  // Counted only here: a mode may have to read its whole previous state to count them.
+  const previousServices = typeof previousEntries === 'number' ? previousEntries : previousEntries();
+  if (previousServices === 0) return;
   throw usageError(
     `refusing a delta that removes every Service from --previous ${previous} (it holds ${previousServices} Service entries): the input has no ${ir.family} Service ports. ` +
       'Check -f and --ip-family; pass --allow-empty if removing them all is meant',

@@ -5,8 +5,9 @@
  *
  *   emit          the full output for the IR (compile)
  *   readPrevious  a previous state (kpc's earlier output, or a node's own dumps), read and
- *                 checked before anything is emitted; it answers delta (compile --previous)
- *                 and diff (kpc diff)
+ *                 checked before anything is emitted (a mode may put off reading it whole
+ *                 until delta or diff is made, when its text is not the new output's); it
+ *                 answers delta (compile --previous) and diff (kpc diff)
  *   check         the output against a committed golden (kpc check)
  *   traceRules    the rules text `kpc trace` follows, for the modes it can follow
  *   explainRules  the rules text `kpc explain` shows, for the modes it can explain
@@ -51,8 +52,12 @@ export interface DiffReport {
 }
 
 export interface PreviousState {
-  /** The Service entries the previous state holds (a delta removing them all is refused). */
-  serviceEntries: number;
+  /**
+   * The Service entries the previous state holds (a delta removing them all is refused).
+   * Asked only when the new input has no Service ports: a mode may count them (and read the
+   * whole previous state to do so) only then, in a getter.
+   */
+  readonly serviceEntries: number;
   delta(options: DeltaOptions): Emitted;
   diff(options: EmitOptions): DiffReport;
 }

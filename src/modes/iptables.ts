@@ -4,7 +4,7 @@
  */
 
 import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
-import { renderFocusedText, renderRuleset, renderRulesetText, rulesetPrints } from '../lang/iptables/print.js';
+import { renderFocusedText, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
 import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
@@ -12,6 +12,7 @@ import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
+import { PreviousText } from './previous-text.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
 
 /**
@@ -33,28 +34,45 @@ function emit(ir: ProxyIR, options: EmitOptions): Emitted {
 
 function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState {
   const facts = new RuleFacts(ir.family);
-  const text = readNamedText(path, option, stdin);
-  const before: IptablesState = placed(path, option, () => readState(text, facts));
+  const previous = PreviousText.open(path, option, stdin);
   /**
-   * The new state. When the new ruleset prints exactly the previous text (kpc's own output of
-   * the same input: nothing changed), that is the previous state itself: the same chains and
-   * rules, read from the same text. Comparing 780,000 rules at 20,000 Services is then
-   * comparing each with itself, and the new state is never built.
+   * The previous state, read (and checked) when first needed. It is not needed when the new
+   * ruleset prints exactly the previous text (kpc's own output of the same input: nothing
+   * changed): that text is kpc's output, so it is readable, and the state it says is the new
+   * state. At 20,000 Services that skips reading 780,000 rules (and the file is compared as
+   * the new text is made, never held whole: previous-text.ts). When the texts differ, it is
+   * read before the delta or report is made, so a bad previous file is still reported before
+   * anything is written.
    */
-  const afterState = (options: EmitOptions): IptablesState => {
+  let before: IptablesState | undefined;
+  const previousState = (): IptablesState => (before ??= placed(path, option, () => readState(previous.text(), facts)));
+  /** The new state, or `same` when the new ruleset prints the previous text. */
+  const afterState = (options: EmitOptions): { same: true } | { same: false; state: IptablesState } => {
     const rs = buildRuleset(ir, options);
-    return rulesetPrints(rs, text) ? before : stateOfRuleset(rs, facts);
+    if (previous.matches(renderRuleset(rs))) return { same: true };
+    previousState();
+    return { same: false, state: stateOfRuleset(rs, facts) };
   };
   return {
-    serviceEntries: countServiceRules(before),
+    // Asked only when the new input has no Service ports (a delta removing them all is refused).
+    get serviceEntries() {
+      return countServiceRules(previousState());
+    },
     delta(options: DeltaOptions): Emitted {
       // Only what must change, for `iptables-restore --noflush`.
-      const chunks = () => [placed(path, option, () => renderDelta(before, afterState(options), { full: options.full }))];
-      return { output: { form: 'text', chunks }, warnings: [] };
+      const after = afterState(options);
+      // Nothing changed: without --full the delta is empty (every chain is the same); with
+      // --full it is every chain of the state the text says, as when it differs.
+      const render = (): string => {
+        if (after.same && !options.full) return '';
+        const prev = previousState();
+        return placed(path, option, () => renderDelta(prev, after.same ? prev : after.state, { full: options.full }));
+      };
+      return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
       const after = afterState(options);
-      const report = placed(path, option, () => diffStates(before, after));
+      const report = after.same ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },
   };

@@ -23,6 +23,9 @@ import {
   readNodeState,
   renderDeltaScript,
   renderIpvsReport,
+  unchangedIpvsDelta,
+  type IpvsDelta,
+  type IpvsDiffReport,
   type IpvsNodeState,
 } from '../diff/ipvs/index.js';
 import { isKpcError, KpcError } from '../errors.js';
@@ -74,40 +77,47 @@ function previousProblem<T>(option: string, work: () => T): T {
   }
 }
 
-/**
- * The new state, read back from kpc's own bundle through the same readers as the previous one.
- * A state is what its four texts say, so when the bundle's texts are the previous ones (kpc's
- * own output of the same input: nothing changed) the previous state is the new one, and the
- * bundle is not read back (at 20,000 Services, 780,000 iptables rules and 250,000 set entries).
- */
-function newState(ir: ProxyIR, facts: RuleFacts, synced: IpvsState, standalone = false, previous?: { texts: IpvsBundle; state: IpvsNodeState }): { state: IpvsNodeState; addresses: string } {
-  const bundle = emitIpvs(ir, { standalone }, synced);
-  if (previous && sameTexts(bundle, previous.texts)) return { state: previous.state, addresses: bundle.addresses };
-  return { state: readNodeState(bundle, ir.family, facts, 'kpc'), addresses: bundle.addresses };
-}
-
 function sameTexts(a: IpvsBundle, b: IpvsBundle): boolean {
   return a.ipvsRules === b.ipvsRules && a.ipsetRules === b.ipsetRules && a.iptablesRules === b.iptablesRules && a.addresses === b.addresses;
 }
 
 function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState {
   const facts = new RuleFacts(ir.family);
-  let texts: IpvsBundle | undefined;
-  const prev = previousProblem(option, () => {
-    // `-`: the apply.sh kpc printed (ssh node cat apply.sh | kpc diff --previous -).
-    texts = path === '-' ? bundleFromScript(readNamedText('-', option, stdin), '<stdin>') : readBundleTexts(path);
-    return readNodeState(texts, ir.family, facts, path);
-  });
-  const previous = { texts: texts!, state: prev };
+  // `-`: the apply.sh kpc printed (ssh node cat apply.sh | kpc diff --previous -).
+  const texts: IpvsBundle = previousProblem(option, () => (path === '-' ? bundleFromScript(readNamedText('-', option, stdin), '<stdin>') : readBundleTexts(path)));
+  /**
+   * The previous state, read (and checked) when first needed. A state is what its four texts
+   * say, so when the new bundle's texts are the previous ones (kpc's own output of the same
+   * input: nothing changed) the previous state is the new one, and neither is read (at 20,000
+   * Services, 780,000 iptables rules and 250,000 set entries). When they differ, it is read
+   * before the delta or report is made, so a bad previous bundle is still reported before
+   * anything is written.
+   */
+  let prev: IpvsNodeState | undefined;
+  const previousState = (): IpvsNodeState => (prev ??= previousProblem(option, () => readNodeState(texts, ir.family, facts, path)));
+  /** The new bundle, and its state read back through the same readers (unless its texts are the previous ones). */
+  const newBundle = (synced: IpvsState, standalone: boolean): { same: true; addresses: string } | { same: false; state: IpvsNodeState; addresses: string } => {
+    const bundle = emitIpvs(ir, { standalone }, synced);
+    if (sameTexts(bundle, texts)) return { same: true, addresses: bundle.addresses };
+    previousState();
+    return { same: false, state: readNodeState(bundle, ir.family, facts, 'kpc'), addresses: bundle.addresses };
+  };
   return {
-    serviceEntries: prev.ipvs.virtualServers.size,
+    // Asked only when the new input has no Service ports (a delta removing them all is refused).
+    get serviceEntries() {
+      return previousState().ipvs.virtualServers.size;
+    },
     delta(options: DeltaOptions): Emitted {
       const synced = syncIpvs(ir);
       const policy = options.removedRealServers ?? 'quiesce';
-      const next = newState(ir, facts, synced, false, previous);
-      const delta = previousProblem(`${option} ${path}`, () =>
-        computeIpvsDelta(prev, next.state, next.addresses, { full: options.full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }),
-      );
+      const next = newBundle(synced, false);
+      let delta: IpvsDelta;
+      if (next.same && !options.full) delta = unchangedIpvsDelta(next.addresses);
+      else {
+        const before = previousState();
+        const after = next.same ? before : next.state;
+        delta = previousProblem(`${option} ${path}`, () => computeIpvsDelta(before, after, next.addresses, { full: options.full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }));
+      }
       const description = `${options.full ? '--full, ' : ''}--ipvs-removed-real-servers ${policy}`;
       const script = (inline: boolean) => renderDeltaScript(delta, { inline, family: ir.family, standalone: options.standalone, description });
       return {
@@ -129,8 +139,11 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     },
     diff(options: EmitOptions) {
       const synced = syncIpvs(ir);
-      const next = newState(ir, facts, synced, options.standalone, previous);
-      const report = previousProblem(`${option} ${path}`, () => diffIpvsStates(prev, next.state, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
+      const next = newBundle(synced, options.standalone);
+      // The same texts: a state against itself, no differences.
+      const report: IpvsDiffReport = next.same
+        ? { changed: false, groups: [] }
+        : previousProblem(`${option} ${path}`, () => diffIpvsStates(previousState(), next.state, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
       return { changed: report.changed, text: (paint) => renderIpvsReport(report, paint), json: () => ipvsReportJSON(report) };
     },
   };

@@ -7,12 +7,13 @@
 
 import { buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
 import { nftDelta } from '../diff/nftables/delta.js';
-import { diffNftStates, renderNftReport, nftReportJSON } from '../diff/nftables/report.js';
+import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } from '../diff/nftables/report.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR } from '../ir/model.js';
-import { applyTransaction, emptyState, KUBE_PROXY_TABLE, readNftState, renderTransaction, type NftState } from '../lang/nftables/index.js';
+import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, type NftState } from '../lang/nftables/index.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
+import { PreviousText } from './previous-text.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
 
 function emit(ir: ProxyIR, options: EmitOptions): Emitted {
@@ -28,35 +29,59 @@ export function countServiceEntries(state: NftState): number {
 
 function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinReader): PreviousState {
   if (isDirectoryPath(path)) throw usageError(`${option} ${path} is a directory; nftables mode reads one file (kpc's output, nft list table or nft -j list table)`);
-  const text = readNamedText(path, option, stdin);
+  const previous = PreviousText.open(path, option, stdin);
   const family = ir.family === 'IPv4' ? 'ip' : 'ip6';
-  let before: NftState;
-  try {
-    before = readNftState(text, family, KUBE_PROXY_TABLE).state;
-    if (!before.exists && text.trim() !== '') {
-      const other = family === 'ip' ? 'ip6' : 'ip';
-      if (readNftState(text, other, KUBE_PROXY_TABLE).state.exists) {
-        throw usageError(`${option} ${path} holds table ${other} ${KUBE_PROXY_TABLE}, but the output is for ${family} (${ir.family}); pass --ip-family to match, or the other family's state`);
+  /**
+   * The previous state, read (and checked) when first needed: not when the new output is
+   * exactly the previous text (kpc's own output of the same input: nothing changed), whose
+   * state is the new one (at 20,000 Services, a 143 MB transaction not read). When the texts
+   * differ, it is read before the delta or report is made, so a bad previous file is still
+   * reported before anything is written.
+   */
+  let before: NftState | undefined;
+  const previousState = (): NftState => {
+    if (before !== undefined) return before;
+    const text = previous.text();
+    try {
+      before = readNftState(text, family, KUBE_PROXY_TABLE).state;
+      if (!before.exists && text.trim() !== '') {
+        const other = family === 'ip' ? 'ip6' : 'ip';
+        if (readNftState(text, other, KUBE_PROXY_TABLE).state.exists) {
+          throw usageError(`${option} ${path} holds table ${other} ${KUBE_PROXY_TABLE}, but the output is for ${family} (${ir.family}); pass --ip-family to match, or the other family's state`);
+        }
       }
+    } catch (e) {
+      if (isKpcError(e, 'previous.unreadable')) throw e.inFile(path, option);
+      throw e;
     }
-  } catch (e) {
-    if (isKpcError(e, 'previous.unreadable')) throw e.inFile(path, option);
-    throw e;
-  }
-  const afterOf = (options: EmitOptions) => {
-    // The previous state has the table: the delta never starts with standalone's add+delete of it.
+    return before;
+  };
+  /**
+   * The new transaction (the previous state has the table: the delta never starts with
+   * standalone's add+delete of it), and its state unless the output kpc compile would print
+   * with these options is the previous text (`same`; only asked when `compare`).
+   */
+  const afterOf = (options: EmitOptions, compare: boolean): { tx: NftTransaction; same: true } | { tx: NftTransaction; same: false; state: NftState } => {
     const tx = buildTransaction(ir, { ...options, standalone: false });
-    return { tx, state: applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx) };
+    if (compare && previous.matches(renderTransaction(options.standalone ? buildTransaction(ir, options) : tx))) return { tx, same: true };
+    previousState();
+    return { tx, same: false, state: applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx) };
   };
   return {
-    serviceEntries: countServiceEntries(before),
+    // Asked only when the new input has no Service ports (a delta removing them all is refused).
+    get serviceEntries() {
+      return countServiceEntries(previousState());
+    },
     delta(options: DeltaOptions): Emitted {
-      const after = afterOf(options);
-      const tx = nftDelta(before, after.state, after.tx, { full: options.full });
+      // --full rewrites everything the state holds: the state is read even when nothing changed.
+      const after = afterOf(options, !options.full);
+      // Nothing changed: the delta of a state to itself, the empty transaction.
+      const tx = after.same ? new NftTransaction(family, KUBE_PROXY_TABLE) : nftDelta(previousState(), after.state, after.tx, { full: options.full });
       return { output: { form: 'text', chunks: () => renderTransaction(tx) }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      const report = diffNftStates(before, afterOf(options).state);
+      const after = afterOf(options, true);
+      const report: NftDiffReport = after.same ? { changed: false, servicePorts: [] } : diffNftStates(previousState(), after.state);
       return { changed: report.changed, text: (paint) => renderNftReport(report, paint), json: () => nftReportJSON(report) };
     },
   };

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { computeIpvsDelta, readAddresses, readIpsetState, readIpvsTable, readNodeState, renderIpvsTable } from '../../src/diff/ipvs/index.js';
+import { computeIpvsDelta, unchangedIpvsDelta, readAddresses, readIpsetState, readIpvsTable, readNodeState, renderIpvsTable } from '../../src/diff/ipvs/index.js';
 import { RuleFacts } from '../../src/diff/iptables/state.js';
 import { runKpc } from '../helpers/run-kpc.js';
 import { deltaBundle, fullBundle, nodeArgs, readDir, sequence, workspace, writeDir, type StateModel } from './helpers/delta-states.js';
@@ -285,6 +285,16 @@ describe('readers: real tool output reads as kpc\'s own files (test/vm/fixtures/
       expect([d.ipvsRules, d.ipsetRules, d.iptablesRules, d.addressesAdded, d.addressesRemoved]).toEqual(['', '', '', [], []]);
     });
   }
+
+  it('unchangedIpvsDelta (the delta compile --previous gives when the new bundle\'s texts are the previous ones) is computeIpvsDelta of a state to itself', () => {
+    for (const texts of [bundle, { ipvsRules: read('nft/ipvsadm-save.txt'), ipsetRules: read('nft/ipset-save.txt'), iptablesRules: read('nft/iptables-save.txt'), addresses: read('nft/kube-ipvs0.txt') }]) {
+      const s = readNodeState(texts, 'IPv4', new RuleFacts('IPv4'));
+      expect(s.ipvs.virtualServers.size).toBeGreaterThan(0);
+      for (const removedRealServers of ['quiesce', 'delete'] as const) {
+        expect(unchangedIpvsDelta(texts.addresses)).toEqual(computeIpvsDelta(s, s, texts.addresses, { full: false, removedRealServers }));
+      }
+    }
+  });
 
   it('ipvsadm: defaults made explicit, long options, -p without a value, names canonical, -E/-e/-d/-D replayed', () => {
     const t = readIpvsTable(

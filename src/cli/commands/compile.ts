@@ -67,7 +67,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   if (flags.previous !== undefined) {
     // The previous state is read, and checked, before anything is emitted.
     const previous = timed('read', () => backend.readPrevious(flags.previous!, '--previous', compiled.ir, io.readStdin));
-    refuseEmptyingDelta(compiled.ir, previous.serviceEntries, flags.previous, flags.allowEmpty);
+    refuseEmptyingDelta(compiled.ir, () => previous.serviceEntries, flags.previous, flags.allowEmpty);
     const removedRealServers = flags.ipvsRemovedRealServers as 'quiesce' | 'delete' | undefined;
     emitted = timed('emit', () => previous.delta({ standalone, full: flags.full ?? false, ...(removedRealServers ? { removedRealServers } : {}) }));
   } else {

@@ -19,8 +19,6 @@ import { canonicalRule } from '../../lang/iptables/canonical.js';
 import { editScriptBy, type Edit } from '../sequence.js';
 
 interface Facts {
-  /** Canonical form: equal keys = the same kernel rule. */
-  key: string;
   /** The `-m comment` text, if any. */
   comment?: string;
   /** The chain it jumps or goes to, if its target is a chain. */
@@ -29,9 +27,15 @@ interface Facts {
   dnat?: string;
 }
 
-/** What each distinct rule text means, parsed once and shared by the states compared. */
+/**
+ * What each distinct rule text means, parsed once and shared by the states compared. The
+ * canonical key (equal keys = the same kernel rule) is worked out apart, when first asked for:
+ * the diff report reads the comment and jump of every rule of a 20,000-Service state to find
+ * which Service port owns which chain, but compares keys only where two texts differ.
+ */
 export class RuleFacts {
   private readonly cache = new Map<string, Facts>();
+  private readonly keys = new Map<string, string>();
 
   /**
    * `maxEntries`: a long-lived user (kpc watch, which sees rule texts come and go for ever)
@@ -42,19 +46,34 @@ export class RuleFacts {
     private readonly maxEntries = Infinity,
   ) {}
 
+  private parse(spec: string) {
+    // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
+    return parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
+  }
+
   of(spec: string): Facts {
     let facts = this.cache.get(spec);
     if (!facts) {
       if (this.cache.size >= this.maxEntries) this.cache.clear();
-      // A name that is not a target extension is a chain (the reader's rule when a chain is unknown).
-      const parsed = parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
-      facts = { key: canonicalRule(parsed, this.family) };
+      const parsed = this.parse(spec);
+      facts = {};
       if (parsed.comment !== undefined) facts.comment = parsed.comment;
       if (parsed.target?.kind === 'chain') facts.jump = parsed.target.chain;
       if (parsed.target?.kind === 'DNAT') facts.dnat = parsed.target.to;
       this.cache.set(spec, facts);
     }
     return facts;
+  }
+
+  /** Canonical form: equal keys = the same kernel rule. */
+  keyOf(spec: string): string {
+    let key = this.keys.get(spec);
+    if (key === undefined) {
+      if (this.keys.size >= this.maxEntries) this.keys.clear();
+      key = canonicalRule(this.parse(spec), this.family);
+      this.keys.set(spec, key);
+    }
+    return key;
   }
 }
 
@@ -68,17 +87,21 @@ export class RuleState {
   ) {}
 
   /** Parsed on first use; a rule that does not parse is reported with its line. */
-  private get parsed(): Facts {
+  private placed<T>(work: () => T): T {
     try {
-      return this.facts.of(this.spec);
+      return work();
     } catch (e) {
       if (isKpcError(e, 'previous.unreadable')) throw lineError(this.line, `${e.message} (in: -A ... ${this.spec})`);
       throw e;
     }
   }
 
+  private get parsed(): Facts {
+    return this.placed(() => this.facts.of(this.spec));
+  }
+
   get key(): string {
-    return this.parsed.key;
+    return this.placed(() => this.facts.keyOf(this.spec));
   }
   get comment(): string | undefined {
     return this.parsed.comment;
@@ -102,6 +125,39 @@ export interface ChainState {
    * is a few rule edits, never rewritten whole (renderDelta refuses to).
    */
   window?: { offset: number; total: number };
+  /**
+   * The rules as restore lines (`-A NAME ...\n` each), when known (kpc's layout, or built from
+   * a ruleset): two chains with equal texts have the same rules, without making a RuleState
+   * of either (sameRules). Whoever changes a chain's rules in place (kpc watch) must hold them
+   * in a chain of its own, without a text.
+   */
+  text?: string;
+}
+
+/**
+ * A chain whose rules are made from its text when first asked for: most of the 250,000 chains
+ * of a 20,000-Service state are only compared by text, never rule by rule.
+ */
+class TextChain implements ChainState {
+  private made: RuleState[] | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly builtin: boolean,
+    readonly text: string,
+    private readonly facts: RuleFacts,
+    /** The line of the first rule in the text it was read from (0: built, not read). */
+    private readonly firstLine: number,
+  ) {}
+
+  get rules(): RuleState[] {
+    if (this.made === undefined) {
+      const prefix = `-A ${this.name} `.length;
+      const lines = this.text === '' ? [] : this.text.slice(0, -1).split('\n');
+      this.made = lines.map((l, k) => new RuleState(l.slice(prefix), this.facts, this.firstLine === 0 ? 0 : this.firstLine + k));
+    }
+    return this.made;
+  }
 }
 
 export type TableState = Map<string, ChainState>;
@@ -122,6 +178,11 @@ function emptyState(): IptablesState {
  */
 export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv6'): IptablesState {
   const facts = typeof factsOrFamily === 'string' ? new RuleFacts(factsOrFamily) : factsOrFamily;
+  return readKpcLayout(text, facts) ?? readStateByLines(text, facts);
+}
+
+/** readState line by line, a RuleState per rule (exported for the test of readKpcLayout). */
+export function readStateByLines(text: string, facts: RuleFacts): IptablesState {
   const state = emptyState();
   let table: TableState | undefined;
   let open: string | undefined;
@@ -160,6 +221,110 @@ export function readState(text: string, factsOrFamily: RuleFacts | 'IPv4' | 'IPv
   return state;
 }
 
+/** Characters that make trim(), \\s, \\S or `.` of readState's reading differ from plain ASCII splitting. */
+const NOT_PLAIN = /[^\n\x20-\x7e]/;
+
+/**
+ * readState for text in kpc's own layout (and iptables-save's, for the filter and nat
+ * tables), without a RuleState per rule: per table, the chain lines, then each chain's `-A`
+ * lines together, once; blank and `#` lines only between chains; COMMIT closing each table;
+ * printable ASCII only. Each chain keeps its lines as one slice of the text (TextChain). The
+ * state is the one readState's line-by-line reading gives (the same chains, rules and lines);
+ * any other text gives undefined, and that reading (with its errors) is used instead.
+ */
+export function readKpcLayout(text: string, facts: RuleFacts): IptablesState | undefined {
+  if (NOT_PLAIN.test(text)) return undefined;
+  const state = emptyState();
+  let table: TableState | undefined;
+  /** The table is not one kpc keeps: its lines are checked as readState checks them, and dropped. */
+  let skipping = false;
+  /** The chains of the open table whose rules have been read, and whether rules have begun. */
+  let done: Set<string> = new Set();
+  let rulesBegun = false;
+  /** The chain whose `-A` lines are being read: its name, first offset and line. */
+  let run: string | undefined;
+  let runStart = 0;
+  let runLine = 0;
+  const names = new Map<string, { builtin: boolean; first: number; start: number; end: number }>();
+  const endRun = (end: number): void => {
+    if (run === undefined) return;
+    const c = names.get(run)!;
+    c.start = runStart;
+    c.end = end;
+    c.first = runLine;
+    done.add(run);
+    run = undefined;
+  };
+  const closeTable = (): void => {
+    if (table !== undefined) {
+      for (const [name, c] of names) table.set(name, new TextChain(name, c.builtin, text.slice(c.start, c.end), facts, c.first));
+    }
+    names.clear();
+    done = new Set();
+  };
+  let open = false;
+  let at = 0;
+  let lineNo = 0;
+  while (at < text.length) {
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    lineNo++;
+    const first = text.charCodeAt(at);
+    const empty = end === at;
+    if (!empty && (first === 0x20 || text.charCodeAt(end - 1) === 0x20)) return undefined; // trimmed by readState
+    if (first === 0x2d /* - */ && text.startsWith('-A ', at)) {
+      // The next rule of the chain being read (most lines): no more to check.
+      if (run !== undefined && text.charCodeAt(at + 3 + run.length) === 0x20 && text.startsWith(run, at + 3)) {
+        at = end + 1;
+        continue;
+      }
+      const nameEnd = text.indexOf(' ', at + 3);
+      if (!open || nameEnd < 0 || nameEnd >= end || nameEnd === at + 3) return undefined;
+      rulesBegun = true;
+      if (skipping) {
+        at = end + 1;
+        continue;
+      }
+      endRun(at);
+      const name = text.slice(at + 3, nameEnd);
+      if (!names.has(name) || done.has(name)) return undefined; // undeclared, or a second run of its rules
+      run = name;
+      runStart = at;
+      runLine = lineNo;
+    } else if (empty || first === 0x23 /* # */) {
+      endRun(at);
+    } else if (first === 0x3a /* : */) {
+      if (!open || rulesBegun) return undefined;
+      if (!skipping) {
+        const sp = text.indexOf(' ', at);
+        const name = text.slice(at + 1, sp < 0 || sp > end ? end : sp);
+        if (name === '' || names.has(name)) return undefined;
+        checkReadChainName(name, lineNo);
+        names.set(name, { builtin: BUILTIN_CHAIN_NAMES.has(name), first: 0, start: 0, end: 0 });
+      }
+    } else if (first === 0x2a /* * */) {
+      if (open) return undefined;
+      open = true;
+      rulesBegun = false;
+      const name = text.slice(at + 1, end);
+      table = state.get(name as 'filter' | 'nat');
+      skipping = table === undefined;
+    } else if (end - at === 6 && text.startsWith('COMMIT', at)) {
+      if (!open) return undefined;
+      endRun(at);
+      closeTable();
+      open = false;
+      table = undefined;
+      skipping = false;
+    } else {
+      return undefined;
+    }
+    at = end + 1;
+  }
+  if (open) return undefined;
+  return state;
+}
+
 function readStateFully(text: string, facts: RuleFacts): IptablesState {
   const ruleset = readRules(text);
   const state = emptyState();
@@ -172,15 +337,12 @@ function readStateFully(text: string, facts: RuleFacts): IptablesState {
   return state;
 }
 
-/** The state of the emitter's ruleset, without printing and re-reading it. */
+/** The state of the emitter's ruleset, without printing and re-reading it (rules made when asked for). */
 export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   const state = emptyState();
   for (const name of TABLES) {
     const chains = state.get(name)!;
-    for (const chain of rs[name].chains.values()) {
-      const prefix = `-A ${chain.name} `.length;
-      chains.set(chain.name, { name: chain.name, builtin: BUILTIN_CHAIN_NAMES.has(chain.name), rules: chain.lines().map((l) => new RuleState(l.slice(prefix), facts)) });
-    }
+    for (const chain of rs[name].chains.values()) chains.set(chain.name, new TextChain(chain.name, BUILTIN_CHAIN_NAMES.has(chain.name), chain.text(), facts, 0));
   }
   return state;
 }
@@ -207,7 +369,9 @@ export const TOP_LEVEL_CHAINS: ReadonlySet<string> = new Set(['KUBE-SERVICES', '
 
 /** Same rules in the same order: by text first (cheap), by canonical key where texts differ. */
 export function sameRules(a: ChainState | undefined, b: ChainState | undefined): boolean {
-  if (!a || !b || a.rules.length !== b.rules.length) return false;
+  if (!a || !b) return false;
+  if (a.text !== undefined && a.text === b.text) return true;
+  if (a.rules.length !== b.rules.length) return false;
   if (a.rules === b.rules) return true;
   return a.rules.every((r, k) => r.spec === b.rules[k]!.spec || r.key === b.rules[k]!.key);
 }

@@ -195,3 +195,12 @@ export function computeIpvsDelta(prev: IpvsNodeState, next: IpvsNodeState, addre
     setsDestroyed: ipset.destroyed,
   };
 }
+
+/**
+ * What computeIpvsDelta(s, s, addressesText, { full: false }) gives for any state s: nothing
+ * to change (the address list is the full wanted one, as always). For the new bundle whose
+ * texts are the previous ones, without reading either into a state.
+ */
+export function unchangedIpvsDelta(addressesText: string): IpvsDelta {
+  return { ipvsRules: '', ipsetRules: '', iptablesRules: '', addresses: addressesText, addressesAdded: [], addressesRemoved: [], setsDestroyed: [] };
+}

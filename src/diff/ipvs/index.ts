@@ -14,7 +14,7 @@
 
 export { readBundleTexts, bundleFromScript, extractInlineBundle, DELTA_MARKER, CAPTURE_HINT } from './bundle-dir.js';
 export { readNodeState, type IpvsNodeState } from './node-state.js';
-export { computeIpvsDelta, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
+export { computeIpvsDelta, unchangedIpvsDelta, REMOVED_REAL_SERVER_POLICIES, type IpvsDelta, type IpvsDeltaOptions, type RemovedRealServerPolicy } from './delta.js';
 export { renderDeltaScript, type DeltaScriptOptions } from './apply-delta.js';
 export { attributionOf, diffIpvsStates, ipvsReportJSON, renderIpvsReport, type IpvsDiffReport } from './report.js';
 export { readIpvsTable, renderIpvsTable } from '../../lang/ipvs/ipvs-table.js';

@@ -166,60 +166,68 @@ const TARGET = /(?:^| )(?:-j|--jump|-g|--goto) (\S+)/gm;
 export function renderFocusedText(rs: Ruleset, kept: ReadonlySet<ChainRules>): string {
   const out: string[] = [];
   for (const table of [rs.filter, rs.nat]) {
-    const g = gather(table);
-    const shown = (c: ChainRules) => kept.has(c) || table.isNamed(c);
-    // The rules of the shown chains, in canonical order, and the chains they name as targets.
-    const rules: string[] = [];
+    const chains = table.allChains();
+    // The chains shown, and the names their rules jump to (whose chain lines are shown).
+    const shown: ChainRules[] = [];
     const targets = new Set<string>();
-    let blank = 0;
-    for (const bucket of g.order) {
-      for (const i of bucket) {
-        const chain = g.chains[i]!;
-        if (chain.count === 0) continue;
-        if (!shown(chain)) {
-          blank += chain.count;
-          continue;
-        }
-        if (blank > 0) rules.push('\n'.repeat(blank));
-        blank = 0;
-        const start = rules.length;
-        chain.collectTexts(rules);
-        for (let k = start; k < rules.length; k++) for (const m of rules[k]!.matchAll(TARGET)) targets.add(m[1]!);
-      }
+    const pieces: string[] = [];
+    for (const chain of chains) {
+      if (!kept.has(chain) && !table.isNamed(chain)) continue;
+      shown.push(chain);
+      pieces.length = 0;
+      chain.collectTexts(pieces);
+      for (const piece of pieces) for (const m of piece.matchAll(TARGET)) targets.add(m[1]!);
     }
-    if (blank > 0) rules.push('\n'.repeat(blank));
+    const visible = new Set<ChainRules>(shown);
+    for (const chain of chains) if (!visible.has(chain) && targets.has(chain.name)) visible.add(chain);
+    // Only the visible chains are put in canonical order (a few dozen, not 250,000): every
+    // other chain counts as the blank lines it leaves in the gap between two of them.
+    const byOrder = (a: ChainRules, b: ChainRules) => chainRank(a.name) - chainRank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const lined = [...visible].sort(byOrder);
+    const ruled = shown.filter((c) => c.count > 0).sort(byOrder);
+    /** How many of `sorted` come before `chain` in canonical order. */
+    const gap = (sorted: readonly ChainRules[], chain: ChainRules, rank: number): number => {
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const m = sorted[mid]!;
+        const r = chainRank(m.name);
+        if (r < rank || (r === rank && m.name < chain.name)) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const lineGaps = new Array<number>(lined.length + 1).fill(0);
+    const ruleGaps = new Array<number>(ruled.length + 1).fill(0);
+    const ruledSet = new Set(ruled);
+    // Every name goes through the chainName guard and is checked unique, as printing does (gather).
+    const names = new Set<string>();
+    for (const chain of chains) {
+      const name = chainName(chain.name);
+      if (names.has(name)) throw duplicateChain(table.name, name);
+      names.add(name);
+      const rank = chainRank(name);
+      if (!visible.has(chain)) lineGaps[gap(lined, chain, rank)]!++;
+      if (chain.count > 0 && !ruledSet.has(chain)) ruleGaps[gap(ruled, chain, rank)]! += chain.count;
+    }
     // The chain lines: as chainLines writes them, blank for chains nothing shown names.
     let lines = `*${table.name}\n`;
-    let skipped = 0;
-    for (const [rank, bucket] of g.order.entries()) {
-      for (const i of bucket) {
-        const chain = g.chains[i]!;
-        const name = g.keys.names[i]!;
-        if (!shown(chain) && !targets.has(name)) {
-          skipped++;
-          continue;
-        }
-        if (skipped > 0) lines += '\n'.repeat(skipped);
-        skipped = 0;
-        lines += `:${name}${rank === 3 && BUILTIN_CHAIN_NAMES.has(name) ? ' ACCEPT [0:0]' : ' - [0:0]'}\n`;
-      }
-    }
-    if (skipped > 0) lines += '\n'.repeat(skipped);
+    lined.forEach((chain, k) => {
+      if (lineGaps[k]! > 0) lines += '\n'.repeat(lineGaps[k]!);
+      lines += `:${chain.name}${chainRank(chain.name) === 3 && BUILTIN_CHAIN_NAMES.has(chain.name) ? ' ACCEPT [0:0]' : ' - [0:0]'}\n`;
+    });
+    if (lineGaps[lined.length]! > 0) lines += '\n'.repeat(lineGaps[lined.length]!);
     out.push(lines);
-    for (const r of rules) out.push(r);
+    // The rules of the shown chains, in canonical order, blank lines for the others'.
+    ruled.forEach((chain, k) => {
+      if (ruleGaps[k]! > 0) out.push('\n'.repeat(ruleGaps[k]!));
+      chain.collectTexts(out);
+    });
+    if (ruleGaps[ruled.length]! > 0) out.push('\n'.repeat(ruleGaps[ruled.length]!));
     out.push('COMMIT\n');
   }
   return out.join('');
-}
-
-/** Whether the ruleset prints exactly `text` (compared chunk by chunk, never joined). */
-export function rulesetPrints(rs: Ruleset, text: string): boolean {
-  let at = 0;
-  for (const chunk of renderRuleset(rs)) {
-    if (!text.startsWith(chunk, at)) return false;
-    at += chunk.length;
-  }
-  return at === text.length;
 }
 
 /** The restore input as one string (for small outputs: trace, explain, check, tests). */

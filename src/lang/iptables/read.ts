@@ -152,6 +152,8 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
     if (end < 0) end = text.length;
     const from = start;
     start = end + 1;
+    // Blank lines first, cheaply: the focused text of trace and explain is mostly blank lines.
+    if (end === from) continue;
     // The common line of a big file, `-A CHAIN ...` at the start of the line, waits unread.
     if (options.lazy && table && text.startsWith('-A ', from)) {
       // Rules come grouped by chain (iptables-save, kpc): most lines name the last line's chain.

@@ -87,11 +87,18 @@ export class ChainRules {
     }
   }
 
-  /** The rules as `-A CHAIN ...` strings (for comparisons; printing does not need them). */
-  lines(): string[] {
+  /** The rules as restore text, `-A CHAIN ...\n` each (a slice of a block when written in one run). */
+  text(): string {
+    if (this.block === undefined) return '';
+    if (this.more === undefined) return this.block.text.substring(this.start, this.end);
     const pieces: string[] = [];
     this.collectTexts(pieces);
-    const text = pieces.join('');
+    return pieces.join('');
+  }
+
+  /** The rules as `-A CHAIN ...` strings (for comparisons; printing does not need them). */
+  lines(): string[] {
+    const text = this.text();
     return text === '' ? [] : text.slice(0, -1).split('\n');
   }
 }

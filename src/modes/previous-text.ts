@@ -1,0 +1,108 @@
+/**
+ * A previous output named by --previous, read only as far as it is needed.
+ *
+ * The common case of `compile --previous` and `kpc diff` is kpc's own output of the same input
+ * (nothing changed, or one Service): comparing the new output with the file, chunk by chunk as
+ * the new output is made, tells "nothing changed" without holding the file's 78 MB (at 20,000
+ * Services) or decoding it, let alone reading it into a state. Only when the bytes differ is
+ * the file read whole, by the same reader as before (readNamedText), so every error it gives
+ * (a missing file, too large, ...) is the one it gave.
+ *
+ * A regular file is checked when opened (it exists, is a file, is under the size limit: else
+ * it is read at once, which reports the problem); standard input is read at once (it cannot be
+ * read twice).
+ */
+
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { DEFAULT_MAX_INPUT_BYTES, readNamedText } from '../parser/input-files.js';
+import type { StdinReader } from './backend.js';
+
+export class PreviousText {
+  private decoded: string | undefined;
+  /** The bytes, when read whole (standard input, or a file that is not a regular one). */
+  private bytes: Buffer | undefined;
+
+  private constructor(
+    private readonly path: string,
+    private readonly option: string,
+    private readonly stdin: StdinReader,
+  ) {}
+
+  static open(path: string, option: string, stdin: StdinReader): PreviousText {
+    const p = new PreviousText(path, option, stdin);
+    let regular = false;
+    if (path !== '-') {
+      try {
+        const st = statSync(path);
+        regular = st.isFile() && st.size <= DEFAULT_MAX_INPUT_BYTES;
+      } catch {
+        regular = false;
+      }
+    }
+    // Anything but a readable regular file is read now: its errors are reported now, as before.
+    if (!regular) p.decoded = readNamedText(path, option, stdin);
+    return p;
+  }
+
+  /** The whole text (read, and decoded, on first use). */
+  text(): string {
+    return (this.decoded ??= readNamedText(this.path, this.option, this.stdin));
+  }
+
+  /**
+   * Whether `chunks`, written as UTF-8 one after the other, are exactly the file's bytes. Reads
+   * the file piece by piece alongside; stops at the first difference. A file that cannot be read
+   * now is "not the same" (text() then reports why).
+   */
+  matches(chunks: Iterable<string>): boolean {
+    if (this.decoded !== undefined) {
+      // Already read whole: compare strings (the text was decoded from the bytes).
+      const text = this.decoded;
+      let at = 0;
+      for (const chunk of chunks) {
+        if (!text.startsWith(chunk, at)) return false;
+        at += chunk.length;
+      }
+      return at === text.length;
+    }
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch {
+      return false;
+    }
+    try {
+      let want = Buffer.allocUnsafe(1 << 20);
+      let have = Buffer.allocUnsafe(1 << 20);
+      let position = 0;
+      for (const chunk of chunks) {
+        const n = Buffer.byteLength(chunk, 'utf8');
+        if (n > want.length) {
+          want = Buffer.allocUnsafe(n);
+          have = Buffer.allocUnsafe(n);
+        }
+        want.write(chunk, 0, 'utf8');
+        if (readFully(fd, have, n, position) !== n) return false;
+        if (want.compare(have, 0, n, 0, n) !== 0) return false;
+        position += n;
+      }
+      // Nothing more in the file.
+      return readFully(fd, have, 1, position) === 0;
+    } catch {
+      return false;
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** Read `n` bytes at `position` into buf (fewer at the end of the file); how many were read. */
+function readFully(fd: number, buf: Buffer, n: number, position: number): number {
+  let got = 0;
+  while (got < n) {
+    const r = readSync(fd, buf, got, n - got, position + got);
+    if (r === 0) break;
+    got += r;
+  }
+  return got;
+}
