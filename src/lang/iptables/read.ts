@@ -89,12 +89,24 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
     if (!chains) waitingIn.set(t, (chains = new Set()));
     chains.add(chain);
   };
-  /** Before anything that could change how a waiting append parses. */
+  /**
+   * Before anything that could change how a waiting append parses: every waiting rule of the
+   * table, in the text's order (so the first bad line is the one reported, as when reading
+   * eagerly).
+   */
   const settle = (t: Table) => {
     const chains = waitingIn.get(t);
     if (!chains) return;
     waitingIn.delete(t);
-    for (const c of chains) void c.rules;
+    const rules: Array<{ chain: LazyChain; at: number }> = [];
+    for (const c of chains) for (let i = 0; i < c.waiting.length; i += 3) rules.push({ chain: c, at: i });
+    rules.sort((a, b) => a.chain.waiting[a.at]! - b.chain.waiting[b.at]!);
+    const waiting = new Map([...chains].map((c) => [c, c.waiting]));
+    for (const c of chains) c.waiting = [];
+    for (const { chain, at } of rules) {
+      const w = waiting.get(chain)!;
+      parseWaiting(chain, w[at]!, w[at + 1]!, w[at + 2]!);
+    }
   };
 
   const chainOf = (t: Table, name: string, lineNo: number, create: boolean): Chain => {

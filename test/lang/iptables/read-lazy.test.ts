@@ -92,6 +92,12 @@ describe('lazy reading', () => {
     expect(refusedAt(() => rs.tables.get('filter')!.chains.get('B')!.rules)).toBe(5);
   });
 
+  it('of two bad rules waiting in two chains, the first in the text is reported, as eagerly', () => {
+    const text = '*filter\n:A - [0:0]\n:B - [0:0]\n-A A -j ACCEPT\n-A B --bogus 1 -j ACCEPT\n-A A --bogus 2 -j ACCEPT\n-X B\nCOMMIT\n';
+    expect(refusedAt(() => readRules(text))).toBe(5);
+    expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(5);
+  });
+
   it('a bad rule before a declaration is reported by the declaration, as eagerly', () => {
     const text = '*filter\n:A - [0:0]\n-A A --bogus 1 -j ACCEPT\n:B - [0:0]\nCOMMIT\n';
     expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(3);
