@@ -255,11 +255,15 @@ export function compareIPs(a: IP, b: IP): number {
 
 /**
  * Go's net.JoinHostPort: `10.96.0.1:443`, `[fd00::1]:443` (a host with a colon is bracketed).
- * The one home of that text in kpc; trace/ still has its own copies (tracer.ts, nftables.ts,
- * ipvs.ts), to move here when trace/ is free.
+ * The one home of that text in kpc.
  */
 export function formatHostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** An address and a port as text: `10.0.0.1:80`, `[fd00::1]:80`. */
+export function formatIPPort(ip: IP, port: number): string {
+  return formatHostPort(formatIP(ip), port);
 }
 
 /** Go's net.IP.String(): dotted decimal, or RFC 5952 with the first longest zero run as `::`. */

@@ -22,7 +22,7 @@
  * Pure: no I/O.
  */
 
-import { formatIP, parseCIDR, parseIP, type IP } from '../net/ip.js';
+import { formatHostPort, formatIP, parseCIDR, parseIP, type IP } from '../net/ip.js';
 import { compareIP } from '../lang/iptables/address.js';
 import { IPVS_BUILTIN_JUMPS } from '../lang/iptables/chains.js';
 import { readRules } from '../lang/iptables/read.js';
@@ -176,10 +176,6 @@ const PHYSDEV_NOTE = "-m physdev --physdev-is-in: the packet is taken as not arr
 
 const PROTO: Record<Protocol, 'TCP' | 'UDP' | 'SCTP'> = { tcp: 'TCP', udp: 'UDP', sctp: 'SCTP' };
 
-function hostPort(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
-
 
 /** The real servers' shares under the virtual server's scheduler. */
 export function realServerShares(vs: IpvsVirtualServer): { shares: IpvsRealServerShare[]; note?: string } {
@@ -238,7 +234,7 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
       return hit === undefined ? undefined : hit !== ms.negated;
     },
     balance(p) {
-      const vs = table.virtualServers.get(`${hostPort(formatIP(p.dst), p.dport)}/${PROTO[p.proto]}`);
+      const vs = table.virtualServers.get(`${formatHostPort(formatIP(p.dst), p.dport)}/${PROTO[p.proto]}`);
       if (!vs) return undefined;
       const { shares, note } = realServerShares(vs);
       if (note) notes.push(note);

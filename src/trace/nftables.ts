@@ -21,7 +21,7 @@
  * reported and treated as a new client (no match). Anything else: an error naming the rule.
  */
 
-import { cidrContains, formatIP, isLoopback, parseCIDR, parseIP, type IP } from '../net/ip.js';
+import { cidrContains, formatIP, formatIPPort, isLoopback, parseCIDR, parseIP, type IP } from '../net/ip.js';
 import { ruleTokens, type NftState, type StateRule } from '../lang/nftables/index.js';
 import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type Origin, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './tracer.js';
 
@@ -63,10 +63,6 @@ function clone(s: S): S {
 
 function isLocal(ctx: Ctx, ip: IP): boolean {
   return isLoopback(ip) || ctx.nodeIPs.some((n) => n.family === ip.family && formatIP(n) === formatIP(ip));
-}
-
-function hostPort(ip: IP, port: number): string {
-  return ip.family === 'IPv6' ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
 }
 
 /** A rule's tokens with a cursor. */
@@ -302,7 +298,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
           if (port !== '') s.dport = Number(port);
           s.dnat = true;
           s.probability *= tg.p;
-          if (targets.length > 1) s.steps.push({ table: 'kube-proxy', chain: where.split(' #')[0]!, action: `numgen branch → ${hostPort(s.dst, s.dport)}`, probability: `1/${targets.length}` });
+          if (targets.length > 1) s.steps.push({ table: 'kube-proxy', chain: where.split(' #')[0]!, action: `numgen branch → ${formatIPPort(s.dst, s.dport)}`, probability: `1/${targets.length}` });
           next.push({ s, action: { kind: 'nat', what: 'dnat' } });
         }
       }
@@ -469,7 +465,7 @@ function describe(a: Action, s: S): string {
     case 'continue':
       return 'continue';
     case 'nat':
-      return a.what === 'dnat' ? `DNAT to ${hostPort(s.dst, s.dport)}` : 'masquerade';
+      return a.what === 'dnat' ? `DNAT to ${formatIPPort(s.dst, s.dport)}` : 'masquerade';
     case 'verdict':
       return a.verdict;
     default:
@@ -522,7 +518,7 @@ export function traceNftState(state: NftState, packet: PacketSpec, node: NodeSpe
   };
   const finished: TraceBranch[] = [];
   const finish = (s: S, verdict: Verdict) =>
-    finished.push({ probability: s.probability, verdict, verdictBy: s.verdictBy ?? 'no rule', destination: hostPort(s.dst, s.dport), dnat: s.dnat, masquerade: s.masquerade, steps: s.steps, chains: s.chains });
+    finished.push({ probability: s.probability, verdict, verdictBy: s.verdictBy ?? 'no rule', destination: formatIPPort(s.dst, s.dport), dnat: s.dnat, masquerade: s.masquerade, steps: s.steps, chains: s.chains });
   const hook = (name: string, states: S[]): S[] => {
     let live = states;
     for (const chain of baseChains(state, name)) {

@@ -38,7 +38,7 @@
 
 import { KpcError } from '../errors.js';
 
-import { formatIP, isLoopback, parseIP, type IP } from '../net/ip.js';
+import { formatIP, formatIPPort, isLoopback, parseIP, type IP } from '../net/ip.js';
 import { addressMatches, compareIP } from '../lang/iptables/address.js';
 import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
 import type { BuiltinJump } from '../lang/iptables/chains.js';
@@ -219,10 +219,6 @@ interface Ctx {
 
 function clone(s: State, probability: number): State {
   return { ...s, ctstate: new Set(s.ctstate), steps: [...s.steps], chains: [...s.chains], probability };
-}
-
-function hostPort(ip: IP, port: number): string {
-  return ip.family === 'IPv6' ? `[${formatIP(ip)}]:${port}` : `${formatIP(ip)}:${port}`;
 }
 
 function isLocal(ctx: Ctx, ip: IP): boolean {
@@ -463,7 +459,7 @@ function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: nu
           if (ip) s.dst = ip;
           if (t.port !== undefined) s.dport = t.port;
           s.ctstate.add('DNAT');
-          s.dnat = hostPort(s.dst, s.dport);
+          s.dnat = formatIPPort(s.dst, s.dport);
           results.push({ state: s, end: 'NAT' });
           consumed = true;
           break;
@@ -584,7 +580,7 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec,
       probability: s.probability,
       verdict,
       verdictBy: s.verdictBy ?? 'no rule',
-      destination: hostPort(s.dst, s.dport),
+      destination: formatIPPort(s.dst, s.dport),
       dnat: s.dnat !== undefined,
       masquerade: s.masquerade,
       steps: s.steps,
@@ -625,7 +621,7 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec,
         t.dst = o.to.ip;
         t.dport = o.to.port;
         t.ctstate.add('DNAT');
-        t.dnat = hostPort(t.dst, t.dport);
+        t.dnat = formatIPPort(t.dst, t.dport);
       }
       out.push(t);
     }
