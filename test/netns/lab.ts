@@ -242,11 +242,22 @@ export interface SpawnOptions {
   stdin?: 'pipe' | 'ignore';
 }
 
+/**
+ * What nsSpawn started, per namespace, until it exits: deleteNetns kills these too, since a
+ * process still in `ip netns exec` before its setns is not among `ip netns pids` yet (on a
+ * loaded machine it would then outlive the namespace).
+ */
+const spawned = new Map<string, Set<ChildProcess>>();
+
 export function nsSpawn(ns: string, argv: readonly string[], opts: SpawnOptions = {}): BackgroundProcess {
   const child = spawn('ip', ['netns', 'exec', ns, ...argv], {
     env: LAB_ENV,
     stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
+  const mine = spawned.get(ns) ?? new Set<ChildProcess>();
+  spawned.set(ns, mine);
+  mine.add(child);
+  child.on('exit', () => mine.delete(child));
   child.stdin?.on('error', () => {}); // a process that died must not crash the test with EPIPE
   let out = '';
   let err = '';
@@ -359,8 +370,17 @@ export async function createNetns(prefix: string): Promise<string> {
   return ns;
 }
 
+/** Kills what nsSpawn started in `ns` and has not exited. */
+function killSpawned(ns: string): void {
+  for (const child of spawned.get(ns) ?? []) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  spawned.delete(ns);
+}
+
 /** Kills every process inside `ns`, then deletes it. Never throws. */
 export async function deleteNetns(ns: string): Promise<void> {
+  killSpawned(ns);
   const pids = await exec(['ip', 'netns', 'pids', ns]).catch(() => undefined);
   for (const pid of (pids?.stdout ?? '').split(/\s+/).filter(Boolean)) {
     try {
@@ -374,6 +394,7 @@ export async function deleteNetns(ns: string): Promise<void> {
 }
 
 function deleteNetnsSync(ns: string): void {
+  killSpawned(ns);
   const pids = spawnSync('ip', ['netns', 'pids', ns], { env: LAB_ENV, encoding: 'utf8', timeout: 5_000 });
   for (const pid of (pids.stdout ?? '').split(/\s+/).filter(Boolean)) {
     try {
