@@ -72,8 +72,10 @@ export function parseDestination(text: string): { ip: string; port: number; prot
   return { ip: canonicalIP(ipText)!, port, protocol: proto };
 }
 
-/** nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's. */
-/** Decided by the first line that is not blank or a comment (read without splitting 78 MB). */
+/**
+ * nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's:
+ * decided by the first line that is not blank or a comment (read without splitting 78 MB).
+ */
 function isNftText(text: string): boolean {
   for (let start = 0; start < text.length; ) {
     let end = text.indexOf('\n', start);
