@@ -121,18 +121,7 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
     const lines = new LineIndex(text);
     for (const doc of fast) {
       if (doc.value === null || doc.value === undefined) continue; // an empty document
-      const locatorOf = (obj: unknown): Locator => {
-        const span = obj !== null && typeof obj === 'object' ? doc.spans.get(obj) : undefined;
-        if (!span) return () => ({ line: 1, column: 1 });
-        let located: Locator | undefined;
-        return (path) => {
-          if (!located) {
-            const piece = objectText(text, span, lines);
-            located = yamlLocator(() => piece.text, { line: piece.firstLine, column: 1 });
-          }
-          return located(path);
-        };
-      };
+      const locatorOf = (obj: unknown): Locator => fastLocator(text, lines, doc, obj);
       if (isListObject(doc.value)) {
         const type = listItemType(doc.value.kind, doc.value.apiVersion);
         for (const item of doc.value.items) {
