@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { stringify, parse as parseYaml } from 'yaml';
 import { afterAll, expect, it } from 'vitest';
 import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { repeatedSteps } from './repeated-steps.js';
 import { describeLab, listLabNetns, nsExec, withNetnsGroup } from '../../netns/lab.js';
 import { endpointSlice, service, type SvcSpec } from '../../e2e/manifests.js';
 import { runKpc } from '../../helpers/run-kpc.js';
@@ -150,17 +151,6 @@ const WEB = (pods: string[], extra: Partial<SvcSpec> = {}) => svc('web', '10.96.
 const API = (pods: string[], extra: Partial<SvcSpec> = {}) => svc('api', '10.96.0.11', pods, extra);
 const DNS = (pods: string[]) => svc('dns', '10.96.0.12', pods, { ports: [dns, { ...http, name: 'dns-tcp', port: 53 }] });
 const NP = { ...http, nodePort: 30080 };
-
-function repeatedSteps(release: string): NftStateSpec[] {
-  const dir = join(FIXTURES_ROOT, 'kube-proxy', 'nftables', release);
-  return readdirSync(dir)
-    .filter((d) => d.startsWith('TestSyncProxyRulesRepeated-'))
-    .sort()
-    .map((d) => {
-      const args = (parseYaml(readFileSync(join(dir, d, 'case.yaml'), 'utf8')) as { args: string[] }).args.slice(1);
-      return { label: `${release}/${d}`, args: [...args, '-f', join(dir, d, 'input'), '-R'] };
-    });
-}
 
 const allSizes: Record<string, StepSizes[]> = {};
 

@@ -14,12 +14,11 @@
  * firewall-ips ended up empty with nft -f's exit 0.
  */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { afterAll, expect, it } from 'vitest';
-import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { repeatedSteps } from './repeated-steps.js';
 import { describeLab, nsExec, withNetns } from '../../netns/lab.js';
 import { runKpc } from '../../helpers/run-kpc.js';
 import { canonicalListing, nftListTable, nftLoad } from '../../helpers/nft-kernel.js';
@@ -99,17 +98,6 @@ const lbSteps = (): Step[] =>
     ['lb + dns', LB(two) + '---\n' + DNS + NODE],
     ['dns', DNS + NODE],
   ].map(([label, text]) => ({ label: label!, args: [...ARGS, '-f', file(text!, 'in.yaml')] }));
-
-function repeatedSteps(release: string): Step[] {
-  const dir = join(FIXTURES_ROOT, 'kube-proxy', 'nftables', release);
-  return readdirSync(dir)
-    .filter((d) => d.startsWith('TestSyncProxyRulesRepeated-'))
-    .sort()
-    .map((d) => {
-      const args = (parseYaml(readFileSync(join(dir, d, 'case.yaml'), 'utf8')) as { args: string[] }).args.slice(1);
-      return { label: `${release}/${d}`, args: [...args, '-f', join(dir, d, 'input'), '-R'] };
-    });
-}
 
 async function full(step: Step): Promise<string> {
   const r = await runKpc(['compile', ...step.args]);
