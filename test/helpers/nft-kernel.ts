@@ -37,6 +37,10 @@
  */
 
 import { nsExec, withNetns, type ExecResult } from '../netns/lab.js';
+// The oracle runner's splitter (commas outside quotes and braces). src/lang/nftables/read.ts has
+// its own, kept apart on purpose: the kernel comparisons never normalise a listing with the reader
+// they are checking.
+import { splitTopLevel } from '../oracle/runner/nft.js';
 
 export type NftFamily = 'ip' | 'ip6';
 
@@ -159,29 +163,6 @@ export async function loadAndList(texts: string | string[], family: NftFamily, t
 // ---------------------------------------------------------------------------------------------
 // Canonical listing (nft's text, ordered so that two loads of the same ruleset compare equal)
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Splits `a, b comment "x, y" : goto c, d` on the commas outside quotes and braces. src/lang/
- * nftables/read.ts has its own: kept apart on purpose, so that the kernel comparisons of the
- * tests never normalise a listing with the reader they are checking.
- */
-function splitTopLevel(s: string, sep = ','): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quoted = false;
-  let cur = '';
-  for (const ch of s) {
-    if (ch === '"') quoted = !quoted;
-    if (!quoted && (ch === '{' || ch === '(' || ch === '[')) depth++;
-    if (!quoted && (ch === '}' || ch === ')' || ch === ']')) depth--;
-    if (!quoted && depth === 0 && ch === sep) {
-      out.push(cur.trim());
-      cur = '';
-    } else cur += ch;
-  }
-  if (cur.trim() !== '') out.push(cur.trim());
-  return out;
-}
 
 interface ListingBlock {
   kind: string;
