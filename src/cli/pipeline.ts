@@ -90,6 +90,7 @@ const STDIN_OPTIONS: ReadonlyArray<[key: string, option: string]> = [
   ['previous', '--previous'],
   ['golden', '--golden'],
   ['rules', '--rules'],
+  ['events', '--events'],
 ];
 
 /** Standard input can be read once: at most one option may name it. */

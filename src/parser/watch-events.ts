@@ -1,6 +1,6 @@
 /**
- * A stream of watch events, as `kubectl get svc,endpointslices,nodes -A --watch
- * --output-watch-events -o json` prints them: JSON objects `{"type": ..., "object": {...}}`,
+ * A stream of watch events, as `kubectl get endpointslices -A --watch --output-watch-events
+ * -o json` prints them (one resource type per stream): JSON objects `{"type": ..., "object": {...}}`,
  * concatenated, compact (one a line) or indented. A bare object (kubectl without
  * --output-watch-events) means add-or-replace.
  *

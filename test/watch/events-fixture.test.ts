@@ -1,7 +1,7 @@
 /**
  * Writes test/watch/events.json: the recorded event stream the watch suite replays, in the
- * form `kubectl get svc,endpointslices,nodes -A --watch --output-watch-events -o json` prints
- * (indented events; some compact, one a line, as kubectl prints them with -o json | jq -c).
+ * form `kubectl get TYPE -A --watch --output-watch-events -o json` prints, the Service,
+ * EndpointSlice and Node streams in one (indented events; some compact, one a line, as kubectl prints them with -o json | jq -c).
  * The file is committed; this test says how it was made and that it is still that (rewrite it
  * with KPC_WRITE_EVENTS=1 npx vitest run test/watch/events-fixture.test.ts).
  */

@@ -3,7 +3,8 @@
  * the delta for `iptables-restore --noflush` / `nft -f` / the IPVS commands — byte for byte
  * what `kpc compile --previous <previous full output> -f <objects now>` prints (same flags).
  *
- * Changes come from --events (kubectl's watch output, `-` for stdin, read as it arrives) or,
+ * Changes come from --events (kubectl's watch output, `-` for stdin, read as it arrives; one
+ * stream per resource type, as kubectl watches: cli/watch-streams.ts) or,
  * with --watch-files or without --events, from the -f files, polled and re-read when they
  * change (their new object set diffed into one step).
  *
@@ -17,7 +18,7 @@
  * own file DIR/NNNNNNNN.{rules,nft,sh} (N = the step, 0 the first), written atomically.
  */
 
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -28,7 +29,8 @@ import { backendFor, PROXY_MODES } from '../../modes/index.js';
 import type { CommandSpec } from '../command-spec.js';
 import { printDiagnostics, reportCompiled, reportNotes, reportWarnings } from '../report.js';
 import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, parseMaxInputSize, type CommonFlags } from '../pipeline.js';
-import { EventSplitter, readEvent, type EventPiece } from '../../parser/watch-events.js';
+import { readEvent, type EventPiece } from '../../parser/watch-events.js';
+import { readStreams, sleep } from '../watch-streams.js';
 import type { LoadedObject } from '../../parser/load.js';
 import { loadObjects } from '../../parser/load.js';
 import { expandPaths } from '../../parser/input-files.js';
@@ -43,7 +45,8 @@ export interface WatchFlags extends CommonFlags {
   previous?: string;
   full?: boolean;
   ipvsRemovedRealServers?: string;
-  events?: string;
+  /** --events, repeatable: kubectl watches one resource type per stream. */
+  events?: string[];
   watchFiles?: boolean;
   /** --poll-interval, milliseconds between looks at the -f files. */
   pollInterval?: string;
@@ -61,11 +64,6 @@ function collectGarbage(): void {
 
 const EXTENSION = { iptables: 'rules', nftables: 'nft', ipvs: 'sh' } as const;
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-function sleep(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
-}
-
 /** `Service shop/web`, `Node node-a`: from a validated object, and guarded again for the comment. */
 function describe(o: KubeObject): string {
   const ns = o.metadata.namespace ? `${o.metadata.namespace}/` : '';
@@ -73,10 +71,8 @@ function describe(o: KubeObject): string {
 }
 
 export function runWatch(flags: WatchFlags, io: Io): number {
-  if (flags.events === '-' && [...(flags.filename ?? []), flags.config, flags.previous].includes('-')) {
-    throw usageError('standard input ("-") can be read only once, but --events and another option both name it');
-  }
   checkStdinUse(flags);
+  const events = flags.events ?? [];
   const paths = flags.filename ?? [];
   const watchFiles = flags.watchFiles === true || flags.events === undefined;
   if (watchFiles && flags.events !== undefined) throw usageError('--watch-files and --events: give one source of changes (kpc watch reads either the event stream or the -f files)');
@@ -143,12 +139,12 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   };
 
   if (!watchFiles) {
-    const name = flags.events === '-' ? '<stdin>' : flags.events!;
-    const options = { ...decodeOptionsOf(flags), name, defaultNamespace: flags.namespace };
+    const decode = { ...decodeOptionsOf(flags), defaultNamespace: flags.namespace };
     let n = 0;
-    const handle = (piece: EventPiece) => {
+    // Events are numbered across the streams, in the order they complete.
+    const handle = (piece: EventPiece, name: string) => {
       n++;
-      const read = readEvent(piece, options);
+      const read = readEvent(piece, { ...decode, name });
       if (read.status === 'skipped') {
         if (read.note) reportNotes(io, [read.note]);
         return;
@@ -165,7 +161,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
       const object: LoadedObject = { object: read.object, origin: read.origin };
       apply(n, `${type} ${describe(read.object)}`, [{ type, object }]);
     };
-    readStream(flags.events!, maxBytes, handle);
+    readStreams(events, maxBytes, handle);
   } else {
     watchPaths(flags, paths, filesSeen, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
   }
@@ -182,42 +178,6 @@ function parseInterval(text: string | undefined): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 10 || n > 3_600_000) throw usageError(`--poll-interval: "${text}" is not a number of milliseconds from 10 to 3600000`);
   return n;
-}
-
-/** The event stream, read as it arrives (fd reads block; a non-blocking one is retried). */
-function readStream(path: string, maxBytes: number, handle: (piece: EventPiece) => void): void {
-  let fd: number;
-  try {
-    fd = path === '-' ? 0 : openSync(path, 'r');
-  } catch (e) {
-    throw usageError(`--events: the path "${path}" cannot be opened: ${(e as Error).message}`);
-  }
-  if (path !== '-' && fstatSync(fd).isDirectory()) throw usageError(`--events ${path} is a directory; give a file, a FIFO or - (standard input)`);
-  const splitter = new EventSplitter();
-  const buffer = new Uint8Array(1 << 16);
-  try {
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buffer, 0, buffer.length, null);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') {
-          sleep(1);
-          continue;
-        }
-        if (code === 'EOF') break;
-        throw usageError(`--events ${path}: ${(e as Error).message}`);
-      }
-      if (n === 0) break;
-      for (const piece of splitter.feed(buffer.subarray(0, n))) handle(piece);
-      if (splitter.pending > maxBytes) throw usageError(`--events ${path}: an event of more than ${maxBytes} bytes (--max-input-size)`);
-    }
-    const last = splitter.end();
-    if (last) handle(last);
-  } finally {
-    if (path !== '-') closeSync(fd);
-  }
 }
 
 /** What the -f files look like on disk: changes when any file is written, added or removed. */
@@ -339,7 +299,7 @@ class StepWriter {
 export function watchOptions(cmd: import('commander').Command, withOutput: boolean): void {
   if (withOutput) cmd.option('-o, --output <dir>', 'write each step into its own file DIR/NNNNNNNN.rules (.nft, .sh), atomically, instead of stdout');
   cmd
-    .option('--events <path>', 'a stream of watch events (kubectl get svc,endpointslices,nodes -A --watch --output-watch-events -o json), - for stdin; read as it arrives')
+    .option('--events <path>', 'a stream of watch events (kubectl get TYPE -A --watch --output-watch-events -o json), - for stdin; read as it arrives (repeatable: kubectl watches one type per stream)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .option('--watch-files', 'watch the -f files: when they change, re-read them and apply the difference (the default without --events)')
     .option('--poll-interval <ms>', 'with --watch-files: how often the files are looked at (default 500)');
 }
