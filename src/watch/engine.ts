@@ -16,10 +16,10 @@
  * Two paths:
  *   - generic (every mode): the IR rebuilt from all objects, the delta computed by the mode's
  *     own `--previous` code (modes/, readPrevious of the previous step's full output text);
- *   - the fast path of iptables and nftables mode (watch/iptables.ts, watch/nftables.ts): a
+ *   - the fast path of each mode (watch/iptables.ts, watch/nftables.ts, watch/ipvs.ts): a
  *     Service or EndpointSlice change rebuilds only the touched Services' service ports and
  *     their rules. Anything else there (a Node, Pods, Endpoints, a ServiceCIDR) rebuilds the
- *     IR and compares whole states. IPVS mode (and --full) takes the generic path.
+ *     IR and compares whole states. --full takes the generic path.
  */
 
 import { inputErrors, usageError } from '../errors.js';
@@ -31,6 +31,7 @@ import { checkAcrossObjects } from '../parser/k8s/cross-object.js';
 import type { LoadedObject } from '../parser/load.js';
 import type { EndpointSlice, KubeObject, Service } from '../parser/k8s/types.js';
 import { IptablesWatch } from './iptables.js';
+import { IpvsWatch } from './ipvs.js';
 import { NftablesWatch } from './nftables.js';
 import type { FastPath } from './fast.js';
 
@@ -173,10 +174,13 @@ export class WatchEngine {
   private readonly store = new ObjectStore();
   /** Generic path: the full output of the current objects, where the next delta starts. */
   private current = '';
-  /** The mode's fast path (iptables, nftables): its state, no text. */
+  /** The mode's fast path: its state, no text. */
   private fast: FastPath | undefined;
   /** The last full build (its settings make one Service's ports on the fast path). */
   private built: Built | undefined;
+
+  /** How the steps kept were computed (told at the end, and checked by the tests). */
+  readonly steps = { incremental: 0, rebuilt: 0 };
 
   constructor(private readonly options: WatchEngineOptions) {}
 
@@ -210,18 +214,22 @@ export class WatchEngine {
     this.built = built;
     const ir = built.ir;
     const o = this.options;
-    const useFast = (o.backend.mode === 'iptables' || o.backend.mode === 'nftables') && !o.full && o.incremental;
+    const useFast = !o.full && o.incremental;
     let full: Emitted | undefined;
     let fullText: string;
+    let warnings: string[] = [];
     if (useFast) {
-      this.fast = o.backend.mode === 'iptables' ? new IptablesWatch(ir, o.standalone) : new NftablesWatch(ir, o.standalone);
+      const mode = o.backend.mode;
+      this.fast = mode === 'iptables' ? new IptablesWatch(ir, o.standalone) : mode === 'nftables' ? new NftablesWatch(ir, o.standalone) : new IpvsWatch(ir, this.deltaOptions());
+      warnings = this.fast.initialWarnings?.() ?? [];
       fullText = this.fast.takeInitialText();
     } else {
       full = o.backend.emit(ir, { standalone: o.standalone });
       fullText = outputText(full);
+      warnings = full.warnings;
       this.current = fullText;
     }
-    if (!previous) return { text: fullText, warnings: full?.warnings ?? [] };
+    if (!previous) return { text: fullText, warnings };
     const state = o.backend.readPrevious(previous.path, '--previous', ir, previous.readStdin);
     this.refuseEmptying(ir.servicePorts.length, ir.family, state.serviceEntries, `--previous ${previous.path}`);
     const delta = state.delta(this.deltaOptions());
@@ -271,6 +279,7 @@ export class WatchEngine {
     this.refuseEmptying(ir.servicePorts.length, ir.family, previous.serviceEntries, 'the state before it');
     const full = outputText(this.options.backend.emit(ir, { standalone: this.options.standalone }));
     this.built = built;
+    this.steps.rebuilt++;
     if (full === this.current) return undefined;
     const delta = previous.delta(this.deltaOptions());
     this.current = full;
@@ -305,7 +314,8 @@ export class WatchEngine {
     if (step.ports === 0) this.refuseEmptying(step.ports, family, step.before(), 'the state before it');
     step.commit();
     if (built) this.built = built;
-    return step.text === '' ? undefined : { text: step.text, warnings: [] };
+    this.steps[built ? 'rebuilt' : 'incremental']++;
+    return step.text === '' ? undefined : { text: step.text, warnings: step.warnings ?? [] };
   }
 
   /**

@@ -135,7 +135,7 @@ function stream(objects: Any[], count: number, seed: number): string {
   return out.join('\n') + '\n';
 }
 
-it.each(['iptables', 'nftables'])('the %s fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async (mode) => {
+it.each(['iptables', 'nftables', 'ipvs'])('the %s fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async (mode) => {
   const objects = generateCluster({ services: 60, seed: 11 }) as Any[];
   const endpoints = objects.filter((o) => o.kind === 'EndpointSlice').reduce((n, s) => n + s.endpoints.length, 0);
   // Near the 1,000-endpoint threshold, so the 400-endpoint slice crosses it.
@@ -170,4 +170,11 @@ it.each(['iptables', 'nftables'])('the %s fast path gives compile --previous\'s 
   }
   expect(watch.code, watch.stderr).toBe(expected.steps.some((s) => s.rejected) ? 2 : 0);
   expect(deltas).toBeGreaterThan(60);
+  // The fast path did the work: only the changes it hands on (Node labels, the 400-endpoint
+  // slice crossing large cluster mode, shared elements or virtual servers) rebuilt the IR.
+  const counts = /watch: end of the changes: (\d+) computed on the incremental path, (\d+) by a rebuild of the IR/.exec(watch.stderr);
+  expect(counts, watch.stderr).not.toBeNull();
+  const [incremental, rebuilt] = [Number(counts![1]), Number(counts![2])];
+  expect(incremental).toBeGreaterThan(4 * rebuilt);
+  expect(incremental).toBeGreaterThan(50);
 });

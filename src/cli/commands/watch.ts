@@ -169,6 +169,8 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   } else {
     watchPaths(flags, paths, filesSeen, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
   }
+  const { incremental, rebuilt } = engine.steps;
+  reportNotes(io, [`watch: end of the changes: ${incremental} computed on the incremental path, ${rebuilt} by a rebuild of the IR, ${rejected} rejected`]);
   return rejected > 0 ? EXIT.badInput : EXIT.ok;
 }
 
