@@ -58,6 +58,21 @@ function stream(objects: Any[], count: number, seed: number): string {
       emit('ADDED', slice);
       continue;
     }
+    if (n === 30) {
+      // Two Services with the same external IP and port: one IPVS virtual server with two
+      // writers (the later one in sync order has it), so a change to either rebuilds in IPVS mode.
+      const mk = (name: string, clusterIP: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns-2' }, spec: { type: 'ClusterIP', clusterIP, clusterIPs: [clusterIP], externalIPs: ['192.0.2.77'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } });
+      const slice = (name: string) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-1`, namespace: 'ns-2', labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: [nextIP()], conditions: { ready: true }, nodeName: 'node-1' }] });
+      emit('ADDED', mk('shared-a', '10.96.250.1'));
+      emit('ADDED', slice('shared-a'));
+      emit('ADDED', mk('shared-b', '10.96.250.2'));
+      emit('ADDED', slice('shared-b'));
+      emit('MODIFIED', slice('shared-a'));
+      emit('MODIFIED', slice('shared-b'));
+      emit('DELETED', mk('shared-b', '10.96.250.2'));
+      emit('MODIFIED', slice('shared-a'));
+      continue;
+    }
     if (n === 40) {
       out.push(JSON.stringify({ type: 'DELETED', object: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'big-1', namespace: 'ns-0', labels: { 'kubernetes.io/service-name': 'big' } }, addressType: 'IPv4', endpoints: [] } }));
       continue;
