@@ -250,17 +250,28 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   }
   const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', release: opts.release });
   const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
-  // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
-  // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
-  // EndpointSlice at all, so manifests that carry both are not counted twice.
+  slices.push(...mirroredSlices(legacy, slices, services, opts.release));
+  return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
+}
+
+/**
+ * The slices the mirroring controller makes of legacy Endpoints, next to `slices` (kube-proxy
+ * reads the mirrored ones). The controller mirrors Endpoints only for Services without a
+ * selector; kpc uses an Endpoints object only when the Service has no EndpointSlice at all, so
+ * manifests that carry both are not counted twice. Per object, so kpc watch's fast path makes
+ * one Service's with it.
+ */
+export function mirroredSlices(legacy: readonly Endpoints[], slices: readonly EndpointSlice[], services: readonly Service[], release: ControllerVersion): EndpointSlice[] {
+  if (legacy.length === 0) return [];
   const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels[SERVICE_NAME_LABEL] ?? ''}`));
   const serviceByKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  const out: EndpointSlice[] = [];
   for (const ep of legacy) {
     const key = `${ep.metadata.namespace}/${ep.metadata.name}`;
     if (withSlices.has(key)) continue;
-    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release: opts.release }).slices);
+    out.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release }).slices);
   }
-  return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
+  return out;
 }
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {

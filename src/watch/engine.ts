@@ -17,9 +17,9 @@
  *   - generic (every mode): the IR rebuilt from all objects, the delta computed by the mode's
  *     own `--previous` code (modes/, readPrevious of the previous step's full output text);
  *   - the fast path of each mode (watch/iptables.ts, watch/nftables.ts, watch/ipvs.ts): a
- *     Service or EndpointSlice change rebuilds only the touched Services' service ports and
- *     their rules. Anything else there (a Node, Pods, Endpoints, a ServiceCIDR) rebuilds the
- *     IR and compares whole states. --full takes the generic path.
+ *     Service, EndpointSlice or (mirrored) legacy Endpoints change rebuilds only the touched
+ *     Services' service ports and their rules. Anything else there (a Node, Pods, a
+ *     ServiceCIDR) rebuilds the IR and compares whole states. --full takes the generic path.
  */
 
 import { inputErrors, usageError } from '../errors.js';
@@ -29,7 +29,7 @@ import type { ProxyIR, ServicePort } from '../ir/model.js';
 import type { DeltaOptions, Emitted, ModeBackend } from '../modes/index.js';
 import { checkAcrossObjects } from '../parser/k8s/cross-object.js';
 import type { LoadedObject } from '../parser/load.js';
-import type { EndpointSlice, KubeObject, Service } from '../parser/k8s/types.js';
+import type { EndpointSlice, Endpoints, KubeObject, Service } from '../parser/k8s/types.js';
 import { IptablesWatch } from './iptables.js';
 import { IpvsWatch } from './ipvs.js';
 import { NftablesWatch } from './nftables.js';
@@ -46,8 +46,11 @@ export interface Change {
 /** What the CLI's build gives: the IR, and how it makes one Service's service ports (the same build, for given objects). */
 export interface Built {
   ir: ProxyIR;
-  /** buildIR's service ports for these Services and their slices, with the settings of this build. */
-  portsOf(services: readonly Service[], slices: readonly EndpointSlice[]): ServicePort[];
+  /**
+   * buildIR's service ports for these Services, their slices and their legacy Endpoints
+   * (mirrored as the build mirrors them), with the settings of this build.
+   */
+  portsOf(services: readonly Service[], slices: readonly EndpointSlice[], endpoints: readonly Endpoints[]): ServicePort[];
 }
 
 export interface WatchEngineOptions {
@@ -86,6 +89,8 @@ export function outputText(emitted: Emitted): string {
 }
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+/** The kinds whose changes the fast path builds alone (the touched Services' ports). */
+const ALONE = new Set(['Service', 'EndpointSlice', 'Endpoints']);
 const encoder = new TextEncoder();
 
 /** The Service (`ns/name`) a slice belongs to, if it names one. */
@@ -255,7 +260,8 @@ export class WatchEngine {
       if (type !== 'DELETED') touched.push(object);
       for (const o of [had?.object, object.object]) {
         if (!o) continue;
-        if (o.kind === 'Service') services.add(`${o.metadata.namespace}/${o.metadata.name}`);
+        // Legacy Endpoints are their Service's (the mirroring controller's rule: same namespace and name).
+        if (o.kind === 'Service' || o.kind === 'Endpoints') services.add(`${o.metadata.namespace}/${o.metadata.name}`);
         const s = sliceService(o);
         if (s) services.add(s);
       }
@@ -289,21 +295,13 @@ export class WatchEngine {
   private fastStep(changes: readonly Change[], services: string[]): { text: string; warnings: string[] } | undefined {
     const fast = this.fast!;
     const s = this.store;
-    const alone = changes.every((c) => c.object.object.kind === 'Service' || c.object.object.kind === 'EndpointSlice') && s.count('Pod') === 0 && s.count('Endpoints') === 0;
+    // Slices derived from Pods depend on the Pods and Nodes: only a rebuild derives them.
+    const alone = changes.every((c) => ALONE.has(c.object.object.kind)) && s.count('Pod') === 0;
     let step = undefined;
     let family = this.built!.ir.family;
     if (alone) {
-      const svcs: Service[] = [];
-      const slices: EndpointSlice[] = [];
-      for (const name of services) {
-        const svc = s.objects.get(`Service/${name}`)?.object;
-        if (svc?.kind === 'Service') svcs.push(svc);
-        for (const key of s.slicesOf.get(name) ?? []) {
-          const slice = s.objects.get(key)!.object;
-          if (slice.kind === 'EndpointSlice') slices.push(slice);
-        }
-      }
-      step = fast.change(services, this.built!.portsOf(svcs, slices));
+      const { svcs, slices, endpoints } = this.sourcesOf(services);
+      step = fast.change(services, this.built!.portsOf(svcs, slices, endpoints));
     }
     let built: Built | undefined;
     if (step === undefined) {
@@ -318,6 +316,25 @@ export class WatchEngine {
     return step.text === '' ? undefined : { text: step.text, warnings: step.warnings ?? [] };
   }
 
+  /** What the Services' ports are built from: the Services, their slices and their legacy Endpoints. */
+  private sourcesOf(services: readonly string[]): { svcs: Service[]; slices: EndpointSlice[]; endpoints: Endpoints[] } {
+    const s = this.store;
+    const svcs: Service[] = [];
+    const slices: EndpointSlice[] = [];
+    const endpoints: Endpoints[] = [];
+    for (const name of services) {
+      const svc = s.objects.get(`Service/${name}`)?.object;
+      if (svc?.kind === 'Service') svcs.push(svc);
+      for (const key of s.slicesOf.get(name) ?? []) {
+        const slice = s.objects.get(key)!.object;
+        if (slice.kind === 'EndpointSlice') slices.push(slice);
+      }
+      const ep = s.objects.get(`Endpoints/${name}`)?.object;
+      if (ep?.kind === 'Endpoints') endpoints.push(ep);
+    }
+    return { svcs, slices, endpoints };
+  }
+
   /**
    * Runs the fast path's work a few times on Services that do not change (nothing is kept or
    * printed), so the first real events do not pay for compiling that code.
@@ -328,15 +345,10 @@ export class WatchEngine {
     for (let k = 0; k < rounds && ports.length > 0; k++) {
       const sp = ports[Math.floor(((k + 0.5) * ports.length) / rounds)]!;
       const name = `${sp.namespace}/${sp.name}`;
-      const svc = this.store.objects.get(`Service/${name}`)?.object;
-      if (svc?.kind !== 'Service') continue;
-      const slices: EndpointSlice[] = [];
-      for (const key of this.store.slicesOf.get(name) ?? []) {
-        const slice = this.store.objects.get(key)!.object;
-        if (slice.kind === 'EndpointSlice') slices.push(slice);
-      }
+      const { svcs, slices, endpoints } = this.sourcesOf([name]);
+      if (svcs.length === 0) continue;
       this.checkTouched([this.store.objects.get(`Service/${name}`)!]);
-      this.fast.change([name], this.built.portsOf([svc], slices));
+      this.fast.change([name], this.built.portsOf(svcs, slices, endpoints));
     }
   }
 

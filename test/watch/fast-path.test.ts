@@ -1,11 +1,13 @@
 /**
- * kpc watch's fast paths (src/watch/iptables.ts, src/watch/nftables.ts) at a size where it matters: a generated
+ * kpc watch's fast paths (src/watch/iptables.ts, nftables.ts, ipvs.ts) at a size where it matters: a generated
  * cluster (bench/gen.ts, in large cluster mode: over 1,000 endpoints), then a seeded stream of
  * single-object changes of every kind the fast path handles — endpoint churn, traffic-policy
  * and type changes, new and deleted Services and slices, a slice moved to another Service, a
  * slice with hundreds of endpoints (and its deletion, crossing the 1,000-endpoint threshold:
  * a rebuild), Node label changes (a rebuild), bare objects, a Service sharing another's local
- * endpoint (nftables: an element with two writers, a rebuild). After every event the watch's delta
+ * endpoint (nftables: an element with two writers, a rebuild), two Services sharing an external
+ * IP and port (IPVS: a virtual server with two writers, a rebuild), a selector-less Service's
+ * legacy Endpoints (mirrored, on the fast path). After every event the watch's delta
  * must be what kpc compile --previous prints for the test's own object set (compile run in
  * process: it is the compile command's code, not the watch engine's).
  */
@@ -71,6 +73,27 @@ function stream(objects: Any[], count: number, seed: number): string {
       emit('MODIFIED', slice('shared-b'));
       emit('DELETED', mk('shared-b', '10.96.250.2'));
       emit('MODIFIED', slice('shared-a'));
+      continue;
+    }
+    if (n === 35) {
+      // A Service without a selector and its legacy Endpoints (mirrored into slices): address
+      // churn, a not-ready address, then a slice of its own (which the Endpoints then give way
+      // to), the slice gone again, and the Endpoints gone.
+      const name = 'legacy';
+      emit('ADDED', { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns-3' }, spec: { type: 'ClusterIP', clusterIP: '10.96.251.1', clusterIPs: ['10.96.251.1'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } });
+      const ports = [{ name: 'http', port: 8080, protocol: 'TCP' }];
+      const eps = (addresses: Any[], notReady: Any[] = []) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: 'ns-3' }, subsets: [{ addresses, ...(notReady.length > 0 ? { notReadyAddresses: notReady } : {}), ports }] });
+      const a = { ip: nextIP(), nodeName: 'node-0' };
+      const b = { ip: nextIP(), nodeName: 'node-1' };
+      emit('ADDED', eps([a]));
+      emit('MODIFIED', eps([a, b]));
+      emit('MODIFIED', eps([b], [a]));
+      emit(undefined, eps([a, b, { ip: nextIP(), nodeName: 'node-2' }]));
+      const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-own`, namespace: 'ns-3', labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports, endpoints: [{ addresses: [nextIP()], conditions: { ready: true }, nodeName: 'node-0' }] };
+      emit('ADDED', slice);
+      emit('MODIFIED', eps([a]));
+      emit('DELETED', slice);
+      emit('DELETED', eps([a]));
       continue;
     }
     if (n === 40) {

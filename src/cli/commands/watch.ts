@@ -27,7 +27,7 @@ import { explainWriteErrors, writeOutputFile, type Io } from '../io.js';
 import { backendFor, PROXY_MODES } from '../../modes/index.js';
 import type { CommandSpec } from '../command-spec.js';
 import { printDiagnostics, reportCompiled, reportNotes, reportWarnings } from '../report.js';
-import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, parseMaxInputSize, type CommonFlags } from '../pipeline.js';
+import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, mirroredSlices, parseMaxInputSize, releaseOf, type CommonFlags } from '../pipeline.js';
 import { EventSplitter, readEvent, type EventPiece } from '../../parser/watch-events.js';
 import type { LoadedObject } from '../../parser/load.js';
 import { loadObjects } from '../../parser/load.js';
@@ -110,7 +110,10 @@ export function runWatch(flags: WatchFlags, io: Io): number {
       if (first) reportCompiled(io, { ...compiled, general: fresh });
       else reportWarnings(io, fresh);
       first = false;
-      return { ir: compiled.ir, portsOf: (services, slices) => buildIR({ services, slices }, compiled.context).servicePorts };
+      return {
+        ir: compiled.ir,
+        portsOf: (services, slices, endpoints) => buildIR({ services, slices: [...slices, ...mirroredSlices(endpoints, slices, services, releaseOf(flags))] }, compiled.context).servicePorts,
+      };
     },
     incremental: (flags.endpointsFrom ?? 'auto') !== 'pods',
   });
