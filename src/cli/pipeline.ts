@@ -299,10 +299,26 @@ export function compileObjects(
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const context = contextFor(settings.proxy, family);
     const ir = buildIR({ services: input.services, slices: input.slices }, context);
-    const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
+    const namedBy = nodeNamedBy(config, flags);
     const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     const all = [...notes, ...derivationNotes(input.derivation)];
     return { settings, family, ir, context, warnings, general, notes: detector ? [...all, detector] : all };
   }
+}
+
+/** Which setting names the node, for the warning when no Node of that name is in the input. */
+function nodeNamedBy(config: KubeProxyConfig, flags: CommonFlags): string | undefined {
+  return flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
+}
+
+/**
+ * Everything compileObjects takes from the Nodes, as one comparable text: the settings (the
+ * node chosen, its addresses, zone and pod CIDRs) and the warning about the Nodes. kpc watch
+ * compares it before and after a Node change: the same text means the same IR (with no Pods
+ * held, no slice depends on the Nodes), so nothing to rebuild. Throws as compile would.
+ */
+export function nodeDependence(nodes: readonly Node[], config: KubeProxyConfig, flags: CommonFlags): string {
+  const settings = resolveSettings(config, flags, nodes);
+  return JSON.stringify([settings, inputWarnings({ services: [], slices: [], legacy: [], nodes }, settings.proxy, nodeNamedBy(config, flags))]);
 }

@@ -29,7 +29,7 @@ import type { ProxyIR, ServicePort } from '../ir/model.js';
 import type { DeltaOptions, Emitted, ModeBackend } from '../modes/index.js';
 import { checkAcrossObjects } from '../parser/k8s/cross-object.js';
 import type { LoadedObject } from '../parser/load.js';
-import type { EndpointSlice, Endpoints, KubeObject, Service } from '../parser/k8s/types.js';
+import type { EndpointSlice, Endpoints, KubeObject, Node, Service } from '../parser/k8s/types.js';
 import { IptablesWatch } from './iptables.js';
 import { IpvsWatch } from './ipvs.js';
 import { NftablesWatch } from './nftables.js';
@@ -68,6 +68,11 @@ export interface WatchEngineOptions {
    * slices come from elsewhere too (--endpoints-from pods).
    */
   incremental: boolean;
+  /**
+   * What the build takes from the Nodes, as a comparable text (may throw: then the build
+   * decides). A Node change that leaves it the same leaves the IR the same.
+   */
+  nodeDependence?(nodes: readonly Node[]): string;
 }
 
 export type StepResult =
@@ -121,6 +126,15 @@ function removeFrom<K>(index: Map<K, Set<string>>, key: K, value: string): void 
   if (set.size === 0) index.delete(key);
 }
 
+/** Whether two texts are the same; false when either cannot be made. */
+function sameText(a: () => string, b: () => string): boolean {
+  try {
+    return a() === b();
+  } catch {
+    return false;
+  }
+}
+
 /** The place of an object held (never asked for: see ObjectStore.put). */
 const unplaced = (): { line: number; column: number } => ({ line: 1, column: 1 });
 
@@ -131,6 +145,8 @@ class ObjectStore {
   readonly byIP = new Map<string, Set<string>>();
   readonly byNodePort = new Map<number, Set<string>>();
   readonly kinds = new Map<string, number>();
+  /** The Nodes' keys. */
+  readonly nodes = new Set<string>();
 
   /**
    * Set (or, with undefined, remove) an object; returns what was there. An object is kept
@@ -150,6 +166,7 @@ class ObjectStore {
 
   private index(key: string, o: KubeObject): void {
     this.kinds.set(o.kind, (this.kinds.get(o.kind) ?? 0) + 1);
+    if (o.kind === 'Node') this.nodes.add(key);
     const service = sliceService(o);
     if (service) addTo(this.slicesOf, service, key);
     if (o.kind === 'Service') {
@@ -161,6 +178,7 @@ class ObjectStore {
 
   private unindex(key: string, o: KubeObject): void {
     this.kinds.set(o.kind, (this.kinds.get(o.kind) ?? 1) - 1);
+    if (o.kind === 'Node') this.nodes.delete(key);
     const service = sliceService(o);
     if (service) removeFrom(this.slicesOf, service, key);
     if (o.kind === 'Service') {
@@ -173,6 +191,15 @@ class ObjectStore {
   count(kind: string): number {
     return this.kinds.get(kind) ?? 0;
   }
+
+  nodeList(): Node[] {
+    const out: Node[] = [];
+    for (const key of this.nodes) {
+      const o = this.objects.get(key)!.object;
+      if (o.kind === 'Node') out.push(o);
+    }
+    return out;
+  }
 }
 
 export class WatchEngine {
@@ -184,8 +211,8 @@ export class WatchEngine {
   /** The last full build (its settings make one Service's ports on the fast path). */
   private built: Built | undefined;
 
-  /** How the steps kept were computed (told at the end, and checked by the tests). */
-  readonly steps = { incremental: 0, rebuilt: 0 };
+  /** How the steps kept were computed (told at the end, and checked by the tests); unchanged: a Node change the IR does not depend on. */
+  readonly steps = { incremental: 0, rebuilt: 0, unchanged: 0 };
 
   constructor(private readonly options: WatchEngineOptions) {}
 
@@ -247,6 +274,10 @@ export class WatchEngine {
    * the empty rule.
    */
   apply(changes: readonly Change[]): StepResult {
+    // Only Nodes change (and no Pods are held, whose slices would depend on them): what the
+    // build takes from the Nodes, before.
+    const dependence = this.options.nodeDependence;
+    const nodesBefore = dependence && this.store.count('Pod') === 0 && changes.every((c) => c.object.object.kind === 'Node') ? this.store.nodeList() : undefined;
     const undo: Array<[string, LoadedObject | undefined]> = [];
     const touched: LoadedObject[] = [];
     const services = new Set<string>();
@@ -269,6 +300,11 @@ export class WatchEngine {
     if (!differs) return { changed: false, warnings: [], diagnostics: [] };
     try {
       const diagnostics = this.checkTouched(touched);
+      if (nodesBefore && sameText(() => dependence!(nodesBefore), () => dependence!(this.store.nodeList()))) {
+        // The same IR: compile --previous would print nothing (a heartbeat, another node's change).
+        this.steps.unchanged++;
+        return { changed: false, warnings: [], diagnostics };
+      }
       const step = this.fast ? this.fastStep(changes, [...services]) : this.genericStep();
       if (step === undefined) return { changed: false, warnings: [], diagnostics };
       return { changed: true, text: step.text, warnings: step.warnings, diagnostics };

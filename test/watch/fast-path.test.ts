@@ -4,7 +4,8 @@
  * single-object changes of every kind the fast path handles — endpoint churn, traffic-policy
  * and type changes, new and deleted Services and slices, a slice moved to another Service, a
  * slice with hundreds of endpoints (and its deletion, crossing the 1,000-endpoint threshold:
- * a rebuild), Node label changes (a rebuild), bare objects, a Service sharing another's local
+ * a rebuild), Node label changes (this node's: a rebuild; another's: nothing to rebuild), Node
+ * address and annotation changes, bare objects, a Service sharing another's local
  * endpoint (nftables: an element with two writers, a rebuild), two Services sharing an external
  * IP and port (IPVS: a virtual server with two writers, a rebuild), a selector-less Service's
  * legacy Endpoints (mirrored, on the fast path). After every event the watch's delta
@@ -94,6 +95,20 @@ function stream(objects: Any[], count: number, seed: number): string {
       emit('MODIFIED', eps([a]));
       emit('DELETED', slice);
       emit('DELETED', eps([a]));
+      continue;
+    }
+    if (n === 45) {
+      // Node changes the IR does not depend on: another node's address, this node's annotation
+      // (no rebuild: the same settings); then this node's own address (node-port addresses: a rebuild) and back.
+      const other = clone(nodes.find((x) => x.metadata.name !== 'node-0')!);
+      other.status.addresses[0].address = '192.0.2.201';
+      emit('MODIFIED', other);
+      const self = nodes.find((x) => x.metadata.name === 'node-0')!;
+      emit('MODIFIED', { ...clone(self), metadata: { ...clone(self.metadata), annotations: { 'example.com/heartbeat': String(n) } } });
+      const moved = clone(self);
+      moved.status.addresses[0].address = '192.0.2.200';
+      emit('MODIFIED', moved);
+      emit('MODIFIED', clone(self));
       continue;
     }
     if (n === 40) {
@@ -215,4 +230,6 @@ it.each(['iptables', 'nftables', 'ipvs'])('the %s fast path gives compile --prev
   const [incremental, rebuilt] = [Number(counts![1]), Number(counts![2])];
   expect(incremental).toBeGreaterThan(4 * rebuilt);
   expect(incremental).toBeGreaterThan(50);
+  // Node changes the build does not depend on (another node's, this one's annotation) rebuilt nothing.
+  expect(Number(/(\d+) Node changes the IR does not depend on/.exec(watch.stderr)?.[1])).toBeGreaterThan(1);
 });

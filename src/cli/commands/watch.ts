@@ -27,7 +27,7 @@ import { explainWriteErrors, writeOutputFile, type Io } from '../io.js';
 import { backendFor, PROXY_MODES } from '../../modes/index.js';
 import type { CommandSpec } from '../command-spec.js';
 import { printDiagnostics, reportCompiled, reportNotes, reportWarnings } from '../report.js';
-import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, mirroredSlices, parseMaxInputSize, releaseOf, type CommonFlags, type Loaded } from '../pipeline.js';
+import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, mirroredSlices, nodeDependence, parseMaxInputSize, releaseOf, type CommonFlags, type Loaded } from '../pipeline.js';
 import { EventSplitter, readEvent, type EventPiece } from '../../parser/watch-events.js';
 import type { LoadedObject } from '../../parser/load.js';
 import { loadObjects } from '../../parser/load.js';
@@ -121,6 +121,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
       };
     },
     incremental: (flags.endpointsFrom ?? 'auto') !== 'pods',
+    nodeDependence: (nodes) => nodeDependence(nodes, config, flags),
   });
 
   const out = new StepWriter(io, flags.output, EXTENSION[mode]);
@@ -180,8 +181,8 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   } else {
     watchPaths(flags, paths, filesSeen, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
   }
-  const { incremental, rebuilt } = engine.steps;
-  reportNotes(io, [`watch: end of the changes: ${incremental} computed on the incremental path, ${rebuilt} by a rebuild of the IR, ${rejected} rejected`]);
+  const { incremental, rebuilt, unchanged } = engine.steps;
+  reportNotes(io, [`watch: end of the changes: ${incremental} computed on the incremental path, ${rebuilt} by a rebuild of the IR, ${unchanged} Node changes the IR does not depend on, ${rejected} rejected`]);
   return rejected > 0 ? EXIT.badInput : EXIT.ok;
 }
 
