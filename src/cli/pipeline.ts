@@ -251,17 +251,28 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   }
   const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', release: opts.release });
   const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
-  // The mirroring controller mirrors Endpoints only for Services without a selector; kube-proxy
-  // then reads the mirrored slices. kpc uses an Endpoints object only when the Service has no
-  // EndpointSlice at all, so manifests that carry both are not counted twice.
+  slices.push(...mirroredSlices(legacy, slices, services, opts.release));
+  return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
+}
+
+/**
+ * The slices the mirroring controller makes of legacy Endpoints, next to `slices` (kube-proxy
+ * reads the mirrored ones). The controller mirrors Endpoints only for Services without a
+ * selector; kpc uses an Endpoints object only when the Service has no EndpointSlice at all, so
+ * manifests that carry both are not counted twice. Per object, so kpc watch's fast path makes
+ * one Service's with it.
+ */
+export function mirroredSlices(legacy: readonly Endpoints[], slices: readonly EndpointSlice[], services: readonly Service[], release: ControllerVersion): EndpointSlice[] {
+  if (legacy.length === 0) return [];
   const withSlices = new Set(slices.map((s) => `${s.metadata.namespace}/${s.metadata.labels[SERVICE_NAME_LABEL] ?? ''}`));
   const serviceByKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  const out: EndpointSlice[] = [];
   for (const ep of legacy) {
     const key = `${ep.metadata.namespace}/${ep.metadata.name}`;
     if (withSlices.has(key)) continue;
-    slices.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release: opts.release }).slices);
+    out.push(...mirrorEndpoints(ep, serviceByKey.get(key), { release }).slices);
   }
-  return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
+  return out;
 }
 
 export function compileInput(flags: CommonFlags, readStdin: (maxBytes: number) => Uint8Array, progress?: (message: string) => void): Compiled {
@@ -289,10 +300,26 @@ export function compileObjects(
     const family: IPFamily = flags.ipFamily === 'ipv6' ? 'IPv6' : 'IPv4';
     const context = contextFor(settings.proxy, family);
     const ir = buildIR({ services: input.services, slices: input.slices }, context);
-    const namedBy = flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
+    const namedBy = nodeNamedBy(config, flags);
     const general = [...settings.warnings, ...inputWarnings(input, settings.proxy, namedBy), ...derivationWarnings(input.derivation)];
     const detector = input.services.length > 0 ? detectorNote(ir, settings.proxy) : undefined;
     const all = [...notes, ...derivationNotes(input.derivation)];
     return { settings, family, ir, context, warnings, general, notes: detector ? [...all, detector] : all };
   }
+}
+
+/** Which setting names the node, for the warning when no Node of that name is in the input. */
+function nodeNamedBy(config: KubeProxyConfig, flags: CommonFlags): string | undefined {
+  return flags.hostnameOverride !== undefined ? '--hostname-override' : config.hostnameOverride !== '' ? 'hostnameOverride in --config' : undefined;
+}
+
+/**
+ * Everything compileObjects takes from the Nodes, as one comparable text: the settings (the
+ * node chosen, its addresses, zone and pod CIDRs) and the warning about the Nodes. kpc watch
+ * compares it before and after a Node change: the same text means the same IR (with no Pods
+ * held, no slice depends on the Nodes), so nothing to rebuild. Throws as compile would.
+ */
+export function nodeDependence(nodes: readonly Node[], config: KubeProxyConfig, flags: CommonFlags): string {
+  const settings = resolveSettings(config, flags, nodes);
+  return JSON.stringify([settings, inputWarnings({ services: [], slices: [], legacy: [], nodes }, settings.proxy, nodeNamedBy(config, flags))]);
 }

@@ -9,6 +9,8 @@
 
 import { join } from 'node:path';
 import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../emit/ipvs/index.js';
+import type { SetSizes } from '../emit/ipvs/sets.js';
+import type { IPFamily } from '../net/ip.js';
 import { BUNDLE_FILES, type IpvsBundle } from '../emit/ipvs/bundle.js';
 import { SET_MAX_ELEMENTS } from '../emit/ipvs/sets.js';
 import { RuleFacts } from '../diff/iptables/state.js';
@@ -33,8 +35,8 @@ import type { ProxyIR } from '../ir/model.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
 
-/** What the sync will do on a node that the user must know (ipset capacity, refused entries). */
-function syncWarnings(state: IpvsState, ir: ProxyIR): string[] {
+/** What the sync will do on a node that the user must know (ipset capacity, refused entries); also the watch's IPVS path's. */
+export function syncWarnings(state: Pick<IpvsState, 'family' | 'refused'> & { sets: SetSizes }, ir: ProxyIR): string[] {
   const out: string[] = [];
   // A set past kube-proxy's maxelem is programmed only in part, by kube-proxy as by ipset restore.
   for (const { name, size } of overfullSets(state.sets, ir.family)) {
@@ -65,6 +67,12 @@ function emit(ir: ProxyIR, options: EmitOptions): Emitted {
     },
     warnings: syncWarnings(state, ir),
   };
+}
+
+/** A delta's apply.sh (`inline`: the four parts embedded, as compile --previous prints it without -o); also the watch's IPVS path's. */
+export function ipvsDeltaScript(delta: IpvsDelta, family: IPFamily, options: DeltaOptions, inline: boolean): string {
+  const description = `${options.full ? '--full, ' : ''}--ipvs-removed-real-servers ${options.removedRealServers ?? 'quiesce'}`;
+  return renderDeltaScript(delta, { inline, family, standalone: options.standalone, description });
 }
 
 /** A problem in one of the previous state's parts, told as being about the option. */
@@ -118,8 +126,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
         const after = next.same ? before : next.state;
         delta = previousProblem(`${option} ${path}`, () => computeIpvsDelta(before, after, next.addresses, { full: options.full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }));
       }
-      const description = `${options.full ? '--full, ' : ''}--ipvs-removed-real-servers ${policy}`;
-      const script = (inline: boolean) => renderDeltaScript(delta, { inline, family: ir.family, standalone: options.standalone, description });
+      const script = (inline: boolean) => ipvsDeltaScript(delta, ir.family, options, inline);
       return {
         output: {
           form: 'bundle',

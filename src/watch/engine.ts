@@ -16,10 +16,10 @@
  * Two paths:
  *   - generic (every mode): the IR rebuilt from all objects, the delta computed by the mode's
  *     own `--previous` code (modes/, readPrevious of the previous step's full output text);
- *   - the fast path of iptables and nftables mode (watch/iptables.ts, watch/nftables.ts): a
- *     Service or EndpointSlice change rebuilds only the touched Services' service ports and
- *     their rules. Anything else there (a Node, Pods, Endpoints, a ServiceCIDR) rebuilds the
- *     IR and compares whole states. IPVS mode (and --full) takes the generic path.
+ *   - the fast path of each mode (watch/iptables.ts, watch/nftables.ts, watch/ipvs.ts): a
+ *     Service, EndpointSlice or (mirrored) legacy Endpoints change rebuilds only the touched
+ *     Services' service ports and their rules. Anything else there (a Node, Pods, a
+ *     ServiceCIDR) rebuilds the IR and compares whole states. --full takes the generic path.
  */
 
 import { inputErrors, usageError } from '../errors.js';
@@ -29,8 +29,9 @@ import type { ProxyIR, ServicePort } from '../ir/model.js';
 import type { DeltaOptions, Emitted, ModeBackend } from '../modes/index.js';
 import { checkAcrossObjects } from '../parser/k8s/cross-object.js';
 import type { LoadedObject } from '../parser/load.js';
-import type { EndpointSlice, KubeObject, Service } from '../parser/k8s/types.js';
+import type { EndpointSlice, Endpoints, KubeObject, Node, Service } from '../parser/k8s/types.js';
 import { IptablesWatch } from './iptables.js';
+import { IpvsWatch } from './ipvs.js';
 import { NftablesWatch } from './nftables.js';
 import type { FastPath } from './fast.js';
 
@@ -45,8 +46,11 @@ export interface Change {
 /** What the CLI's build gives: the IR, and how it makes one Service's service ports (the same build, for given objects). */
 export interface Built {
   ir: ProxyIR;
-  /** buildIR's service ports for these Services and their slices, with the settings of this build. */
-  portsOf(services: readonly Service[], slices: readonly EndpointSlice[]): ServicePort[];
+  /**
+   * buildIR's service ports for these Services, their slices and their legacy Endpoints
+   * (mirrored as the build mirrors them), with the settings of this build.
+   */
+  portsOf(services: readonly Service[], slices: readonly EndpointSlice[], endpoints: readonly Endpoints[]): ServicePort[];
 }
 
 export interface WatchEngineOptions {
@@ -64,6 +68,11 @@ export interface WatchEngineOptions {
    * slices come from elsewhere too (--endpoints-from pods).
    */
   incremental: boolean;
+  /**
+   * What the build takes from the Nodes, as a comparable text (may throw: then the build
+   * decides). A Node change that leaves it the same leaves the IR the same.
+   */
+  nodeDependence?(nodes: readonly Node[]): string;
 }
 
 export type StepResult =
@@ -85,6 +94,8 @@ export function outputText(emitted: Emitted): string {
 }
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+/** The kinds whose changes the fast path builds alone (the touched Services' ports). */
+const ALONE = new Set(['Service', 'EndpointSlice', 'Endpoints']);
 const encoder = new TextEncoder();
 
 /** The Service (`ns/name`) a slice belongs to, if it names one. */
@@ -115,6 +126,15 @@ function removeFrom<K>(index: Map<K, Set<string>>, key: K, value: string): void 
   if (set.size === 0) index.delete(key);
 }
 
+/** Whether two texts are the same; false when either cannot be made. */
+function sameText(a: () => string, b: () => string): boolean {
+  try {
+    return a() === b();
+  } catch {
+    return false;
+  }
+}
+
 /** The place of an object held (never asked for: see ObjectStore.put). */
 const unplaced = (): { line: number; column: number } => ({ line: 1, column: 1 });
 
@@ -125,6 +145,8 @@ class ObjectStore {
   readonly byIP = new Map<string, Set<string>>();
   readonly byNodePort = new Map<number, Set<string>>();
   readonly kinds = new Map<string, number>();
+  /** The Nodes' keys. */
+  readonly nodes = new Set<string>();
 
   /**
    * Set (or, with undefined, remove) an object; returns what was there. An object is kept
@@ -144,6 +166,7 @@ class ObjectStore {
 
   private index(key: string, o: KubeObject): void {
     this.kinds.set(o.kind, (this.kinds.get(o.kind) ?? 0) + 1);
+    if (o.kind === 'Node') this.nodes.add(key);
     const service = sliceService(o);
     if (service) addTo(this.slicesOf, service, key);
     if (o.kind === 'Service') {
@@ -155,6 +178,7 @@ class ObjectStore {
 
   private unindex(key: string, o: KubeObject): void {
     this.kinds.set(o.kind, (this.kinds.get(o.kind) ?? 1) - 1);
+    if (o.kind === 'Node') this.nodes.delete(key);
     const service = sliceService(o);
     if (service) removeFrom(this.slicesOf, service, key);
     if (o.kind === 'Service') {
@@ -167,16 +191,28 @@ class ObjectStore {
   count(kind: string): number {
     return this.kinds.get(kind) ?? 0;
   }
+
+  nodeList(): Node[] {
+    const out: Node[] = [];
+    for (const key of this.nodes) {
+      const o = this.objects.get(key)!.object;
+      if (o.kind === 'Node') out.push(o);
+    }
+    return out;
+  }
 }
 
 export class WatchEngine {
   private readonly store = new ObjectStore();
   /** Generic path: the full output of the current objects, where the next delta starts. */
   private current = '';
-  /** The mode's fast path (iptables, nftables): its state, no text. */
+  /** The mode's fast path: its state, no text. */
   private fast: FastPath | undefined;
   /** The last full build (its settings make one Service's ports on the fast path). */
   private built: Built | undefined;
+
+  /** How the steps kept were computed (told at the end, and checked by the tests); unchanged: a Node change the IR does not depend on. */
+  readonly steps = { incremental: 0, rebuilt: 0, unchanged: 0 };
 
   constructor(private readonly options: WatchEngineOptions) {}
 
@@ -210,18 +246,22 @@ export class WatchEngine {
     this.built = built;
     const ir = built.ir;
     const o = this.options;
-    const useFast = (o.backend.mode === 'iptables' || o.backend.mode === 'nftables') && !o.full && o.incremental;
+    const useFast = !o.full && o.incremental;
     let full: Emitted | undefined;
     let fullText: string;
+    let warnings: string[] = [];
     if (useFast) {
-      this.fast = o.backend.mode === 'iptables' ? new IptablesWatch(ir, o.standalone) : new NftablesWatch(ir, o.standalone);
+      const mode = o.backend.mode;
+      this.fast = mode === 'iptables' ? new IptablesWatch(ir, o.standalone) : mode === 'nftables' ? new NftablesWatch(ir, o.standalone) : new IpvsWatch(ir, this.deltaOptions());
+      warnings = this.fast.initialWarnings?.() ?? [];
       fullText = this.fast.takeInitialText();
     } else {
       full = o.backend.emit(ir, { standalone: o.standalone });
       fullText = outputText(full);
+      warnings = full.warnings;
       this.current = fullText;
     }
-    if (!previous) return { text: fullText, warnings: full?.warnings ?? [] };
+    if (!previous) return { text: fullText, warnings };
     const state = o.backend.readPrevious(previous.path, '--previous', ir, previous.readStdin);
     this.refuseEmptying(ir.servicePorts.length, ir.family, state.serviceEntries, `--previous ${previous.path}`);
     const delta = state.delta(this.deltaOptions());
@@ -234,6 +274,10 @@ export class WatchEngine {
    * the empty rule.
    */
   apply(changes: readonly Change[]): StepResult {
+    // Only Nodes change (and no Pods are held, whose slices would depend on them): what the
+    // build takes from the Nodes, before.
+    const dependence = this.options.nodeDependence;
+    const nodesBefore = dependence && this.store.count('Pod') === 0 && changes.every((c) => c.object.object.kind === 'Node') ? this.store.nodeList() : undefined;
     const undo: Array<[string, LoadedObject | undefined]> = [];
     const touched: LoadedObject[] = [];
     const services = new Set<string>();
@@ -247,7 +291,8 @@ export class WatchEngine {
       if (type !== 'DELETED') touched.push(object);
       for (const o of [had?.object, object.object]) {
         if (!o) continue;
-        if (o.kind === 'Service') services.add(`${o.metadata.namespace}/${o.metadata.name}`);
+        // Legacy Endpoints are their Service's (the mirroring controller's rule: same namespace and name).
+        if (o.kind === 'Service' || o.kind === 'Endpoints') services.add(`${o.metadata.namespace}/${o.metadata.name}`);
         const s = sliceService(o);
         if (s) services.add(s);
       }
@@ -255,6 +300,11 @@ export class WatchEngine {
     if (!differs) return { changed: false, warnings: [], diagnostics: [] };
     try {
       const diagnostics = this.checkTouched(touched);
+      if (nodesBefore && sameText(() => dependence!(nodesBefore), () => dependence!(this.store.nodeList()))) {
+        // The same IR: compile --previous would print nothing (a heartbeat, another node's change).
+        this.steps.unchanged++;
+        return { changed: false, warnings: [], diagnostics };
+      }
       const step = this.fast ? this.fastStep(changes, [...services]) : this.genericStep();
       if (step === undefined) return { changed: false, warnings: [], diagnostics };
       return { changed: true, text: step.text, warnings: step.warnings, diagnostics };
@@ -271,6 +321,7 @@ export class WatchEngine {
     this.refuseEmptying(ir.servicePorts.length, ir.family, previous.serviceEntries, 'the state before it');
     const full = outputText(this.options.backend.emit(ir, { standalone: this.options.standalone }));
     this.built = built;
+    this.steps.rebuilt++;
     if (full === this.current) return undefined;
     const delta = previous.delta(this.deltaOptions());
     this.current = full;
@@ -280,21 +331,13 @@ export class WatchEngine {
   private fastStep(changes: readonly Change[], services: string[]): { text: string; warnings: string[] } | undefined {
     const fast = this.fast!;
     const s = this.store;
-    const alone = changes.every((c) => c.object.object.kind === 'Service' || c.object.object.kind === 'EndpointSlice') && s.count('Pod') === 0 && s.count('Endpoints') === 0;
+    // Slices derived from Pods depend on the Pods and Nodes: only a rebuild derives them.
+    const alone = changes.every((c) => ALONE.has(c.object.object.kind)) && s.count('Pod') === 0;
     let step = undefined;
     let family = this.built!.ir.family;
     if (alone) {
-      const svcs: Service[] = [];
-      const slices: EndpointSlice[] = [];
-      for (const name of services) {
-        const svc = s.objects.get(`Service/${name}`)?.object;
-        if (svc?.kind === 'Service') svcs.push(svc);
-        for (const key of s.slicesOf.get(name) ?? []) {
-          const slice = s.objects.get(key)!.object;
-          if (slice.kind === 'EndpointSlice') slices.push(slice);
-        }
-      }
-      step = fast.change(services, this.built!.portsOf(svcs, slices));
+      const { svcs, slices, endpoints } = this.sourcesOf(services);
+      step = fast.change(services, this.built!.portsOf(svcs, slices, endpoints));
     }
     let built: Built | undefined;
     if (step === undefined) {
@@ -305,7 +348,27 @@ export class WatchEngine {
     if (step.ports === 0) this.refuseEmptying(step.ports, family, step.before(), 'the state before it');
     step.commit();
     if (built) this.built = built;
-    return step.text === '' ? undefined : { text: step.text, warnings: [] };
+    this.steps[built ? 'rebuilt' : 'incremental']++;
+    return step.text === '' ? undefined : { text: step.text, warnings: step.warnings ?? [] };
+  }
+
+  /** What the Services' ports are built from: the Services, their slices and their legacy Endpoints. */
+  private sourcesOf(services: readonly string[]): { svcs: Service[]; slices: EndpointSlice[]; endpoints: Endpoints[] } {
+    const s = this.store;
+    const svcs: Service[] = [];
+    const slices: EndpointSlice[] = [];
+    const endpoints: Endpoints[] = [];
+    for (const name of services) {
+      const svc = s.objects.get(`Service/${name}`)?.object;
+      if (svc?.kind === 'Service') svcs.push(svc);
+      for (const key of s.slicesOf.get(name) ?? []) {
+        const slice = s.objects.get(key)!.object;
+        if (slice.kind === 'EndpointSlice') slices.push(slice);
+      }
+      const ep = s.objects.get(`Endpoints/${name}`)?.object;
+      if (ep?.kind === 'Endpoints') endpoints.push(ep);
+    }
+    return { svcs, slices, endpoints };
   }
 
   /**
@@ -318,15 +381,10 @@ export class WatchEngine {
     for (let k = 0; k < rounds && ports.length > 0; k++) {
       const sp = ports[Math.floor(((k + 0.5) * ports.length) / rounds)]!;
       const name = `${sp.namespace}/${sp.name}`;
-      const svc = this.store.objects.get(`Service/${name}`)?.object;
-      if (svc?.kind !== 'Service') continue;
-      const slices: EndpointSlice[] = [];
-      for (const key of this.store.slicesOf.get(name) ?? []) {
-        const slice = this.store.objects.get(key)!.object;
-        if (slice.kind === 'EndpointSlice') slices.push(slice);
-      }
+      const { svcs, slices, endpoints } = this.sourcesOf([name]);
+      if (svcs.length === 0) continue;
       this.checkTouched([this.store.objects.get(`Service/${name}`)!]);
-      this.fast.change([name], this.built.portsOf([svc], slices));
+      this.fast.change([name], this.built.portsOf(svcs, slices, endpoints));
     }
   }
 

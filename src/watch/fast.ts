@@ -1,5 +1,5 @@
 /**
- * What a mode's fast path gives the watch engine (iptables.ts, nftables.ts): the state of the
+ * What a mode's fast path gives the watch engine (iptables.ts, nftables.ts, ipvs.ts): the state of the
  * service ports held, the delta when a few Services' ports change, and the whole comparison
  * when anything else changes.
  */
@@ -12,6 +12,8 @@ import type { ProxyIR, ServicePort } from '../ir/model.js';
 export interface FastStep {
   /** The delta, as compile --previous prints it ('' when nothing changes). */
   text: string;
+  /** compile --previous's warnings for it (IPVS: the sync's), if any. */
+  warnings?: string[];
   /** Service entries of the state before, for the emptying refusal (counted when asked). */
   before(): number;
   /** The service ports after the change. */
@@ -22,6 +24,8 @@ export interface FastStep {
 export interface FastPath {
   /** The full output of the state's first build, once. */
   takeInitialText(): string;
+  /** compile's warnings for that output, if the mode has any. */
+  initialWarnings?(): string[];
   readonly servicePorts: readonly ServicePort[];
   /**
    * The delta when the service ports of the Services `services` (`ns/name`) become `ports`

@@ -30,7 +30,7 @@ import { renderRulesetText } from '../lang/iptables/print.js';
 import { newRuleset, type Ruleset, type TableName } from '../lang/iptables/ruleset.js';
 import { BUILTIN_CHAIN_NAMES } from '../lang/iptables/chains.js';
 import { renderDelta } from '../diff/iptables/delta.js';
-import { countServiceRules, RuleFacts, RuleState, stateOfRuleset, type ChainState, type IptablesState, type TableState } from '../diff/iptables/state.js';
+import { countServiceRules, ownText, RuleFacts, RuleState, stateOfRuleset, type ChainState, type IptablesState, type TableState } from '../diff/iptables/state.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { serviceRanges, servicePortKey, type FastPath, type FastStep } from './fast.js';
 
@@ -296,7 +296,7 @@ export class IptablesWatch implements FastPath {
     for (const t of TABLES) rs[t].allChains();
     const shared = SHARED.map(([t, c], k) => {
       const prefix = `-A ${c} `.length;
-      return rs[t].declare(c).lines().slice(base[k]!).map((l) => new RuleState(l.slice(prefix), this.facts));
+      return rs[t].declare(c).lines().slice(base[k]!).map((l) => new RuleState(ownText(l.slice(prefix)), this.facts));
     });
     ownChains(rs, this.facts, own);
     return { shared, counts };

@@ -1,11 +1,14 @@
 /**
- * kpc watch's fast paths (src/watch/iptables.ts, src/watch/nftables.ts) at a size where it matters: a generated
+ * kpc watch's fast paths (src/watch/iptables.ts, nftables.ts, ipvs.ts) at a size where it matters: a generated
  * cluster (bench/gen.ts, in large cluster mode: over 1,000 endpoints), then a seeded stream of
  * single-object changes of every kind the fast path handles — endpoint churn, traffic-policy
  * and type changes, new and deleted Services and slices, a slice moved to another Service, a
  * slice with hundreds of endpoints (and its deletion, crossing the 1,000-endpoint threshold:
- * a rebuild), Node label changes (a rebuild), bare objects, a Service sharing another's local
- * endpoint (nftables: an element with two writers, a rebuild). After every event the watch's delta
+ * a rebuild), Node label changes (this node's: a rebuild; another's: nothing to rebuild), Node
+ * address and annotation changes, bare objects, a Service sharing another's local
+ * endpoint (nftables: an element with two writers, a rebuild), two Services sharing an external
+ * IP and port (IPVS: a virtual server with two writers, a rebuild), a selector-less Service's
+ * legacy Endpoints (mirrored, on the fast path). After every event the watch's delta
  * must be what kpc compile --previous prints for the test's own object set (compile run in
  * process: it is the compile command's code, not the watch engine's).
  */
@@ -56,6 +59,56 @@ function stream(objects: Any[], count: number, seed: number): string {
       emit('ADDED', svc);
       const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'big-1', namespace: 'ns-0', labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], endpoints: Array.from({ length: 400 }, (_, i) => ({ addresses: [nextIP()], conditions: { ready: true }, nodeName: `node-${i % 3}` })) };
       emit('ADDED', slice);
+      continue;
+    }
+    if (n === 30) {
+      // Two Services with the same external IP and port: one IPVS virtual server with two
+      // writers (the later one in sync order has it), so a change to either rebuilds in IPVS mode.
+      const mk = (name: string, clusterIP: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns-2' }, spec: { type: 'ClusterIP', clusterIP, clusterIPs: [clusterIP], externalIPs: ['192.0.2.77'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } });
+      const slice = (name: string) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-1`, namespace: 'ns-2', labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: [nextIP()], conditions: { ready: true }, nodeName: 'node-1' }] });
+      emit('ADDED', mk('shared-a', '10.96.250.1'));
+      emit('ADDED', slice('shared-a'));
+      emit('ADDED', mk('shared-b', '10.96.250.2'));
+      emit('ADDED', slice('shared-b'));
+      emit('MODIFIED', slice('shared-a'));
+      emit('MODIFIED', slice('shared-b'));
+      emit('DELETED', mk('shared-b', '10.96.250.2'));
+      emit('MODIFIED', slice('shared-a'));
+      continue;
+    }
+    if (n === 35) {
+      // A Service without a selector and its legacy Endpoints (mirrored into slices): address
+      // churn, a not-ready address, then a slice of its own (which the Endpoints then give way
+      // to), the slice gone again, and the Endpoints gone.
+      const name = 'legacy';
+      emit('ADDED', { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns-3' }, spec: { type: 'ClusterIP', clusterIP: '10.96.251.1', clusterIPs: ['10.96.251.1'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } });
+      const ports = [{ name: 'http', port: 8080, protocol: 'TCP' }];
+      const eps = (addresses: Any[], notReady: Any[] = []) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: 'ns-3' }, subsets: [{ addresses, ...(notReady.length > 0 ? { notReadyAddresses: notReady } : {}), ports }] });
+      const a = { ip: nextIP(), nodeName: 'node-0' };
+      const b = { ip: nextIP(), nodeName: 'node-1' };
+      emit('ADDED', eps([a]));
+      emit('MODIFIED', eps([a, b]));
+      emit('MODIFIED', eps([b], [a]));
+      emit(undefined, eps([a, b, { ip: nextIP(), nodeName: 'node-2' }]));
+      const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-own`, namespace: 'ns-3', labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', ports, endpoints: [{ addresses: [nextIP()], conditions: { ready: true }, nodeName: 'node-0' }] };
+      emit('ADDED', slice);
+      emit('MODIFIED', eps([a]));
+      emit('DELETED', slice);
+      emit('DELETED', eps([a]));
+      continue;
+    }
+    if (n === 45) {
+      // Node changes the IR does not depend on: another node's address, this node's annotation
+      // (no rebuild: the same settings); then this node's own address (node-port addresses: a rebuild) and back.
+      const other = clone(nodes.find((x) => x.metadata.name !== 'node-0')!);
+      other.status.addresses[0].address = '192.0.2.201';
+      emit('MODIFIED', other);
+      const self = nodes.find((x) => x.metadata.name === 'node-0')!;
+      emit('MODIFIED', { ...clone(self), metadata: { ...clone(self.metadata), annotations: { 'example.com/heartbeat': String(n) } } });
+      const moved = clone(self);
+      moved.status.addresses[0].address = '192.0.2.200';
+      emit('MODIFIED', moved);
+      emit('MODIFIED', clone(self));
       continue;
     }
     if (n === 40) {
@@ -135,7 +188,7 @@ function stream(objects: Any[], count: number, seed: number): string {
   return out.join('\n') + '\n';
 }
 
-it.each(['iptables', 'nftables'])('the %s fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async (mode) => {
+it.each(['iptables', 'nftables', 'ipvs'])('the %s fast path gives compile --previous\'s bytes after every event (generated cluster, crossing large cluster mode and back)', { timeout: 300_000 }, async (mode) => {
   const objects = generateCluster({ services: 60, seed: 11 }) as Any[];
   const endpoints = objects.filter((o) => o.kind === 'EndpointSlice').reduce((n, s) => n + s.endpoints.length, 0);
   // Near the 1,000-endpoint threshold, so the 400-endpoint slice crosses it.
@@ -170,4 +223,13 @@ it.each(['iptables', 'nftables'])('the %s fast path gives compile --previous\'s 
   }
   expect(watch.code, watch.stderr).toBe(expected.steps.some((s) => s.rejected) ? 2 : 0);
   expect(deltas).toBeGreaterThan(60);
+  // The fast path did the work: only the changes it hands on (Node labels, the 400-endpoint
+  // slice crossing large cluster mode, shared elements or virtual servers) rebuilt the IR.
+  const counts = /watch: end of the changes: (\d+) computed on the incremental path, (\d+) by a rebuild of the IR/.exec(watch.stderr);
+  expect(counts, watch.stderr).not.toBeNull();
+  const [incremental, rebuilt] = [Number(counts![1]), Number(counts![2])];
+  expect(incremental).toBeGreaterThan(4 * rebuilt);
+  expect(incremental).toBeGreaterThan(50);
+  // Node changes the build does not depend on (another node's, this one's annotation) rebuilt nothing.
+  expect(Number(/(\d+) Node changes the IR does not depend on/.exec(watch.stderr)?.[1])).toBeGreaterThan(1);
 });

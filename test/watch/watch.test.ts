@@ -8,7 +8,12 @@
  *   (b) iptables and nftables, in network namespaces (kpc-watch-*): the watch's deltas applied
  *       one after another (iptables-restore --noflush, nft -f) leave the kernel state a fresh
  *       load of the step's full compile gives (iptables-save compared canonically and raw as
- *       test/diff/iptables/harness.ts does; nft list table by canonicalListing).
+ *       test/diff/iptables/harness.ts does; nft list table by canonicalListing);
+ *   (c) IPVS, in network namespaces with ipvsadm stubbed (no ip_vs module on this machine:
+ *       test/ipvs/helpers/stub-node.ts): each delta's apply.sh run on the node after the one
+ *       before leaves ipset save, iptables-save and kube-ipvs0's addresses (the real kernel's)
+ *       and the stub's IPVS table as a fresh run of the step's full apply.sh does (normalised
+ *       by test/vm/normalise.ts, which shares no code with kpc).
  * Expected outputs all come from kpc compile (a separate code path), never from the watch.
  */
 
@@ -17,6 +22,12 @@ import { EVENTS, expectedSteps, kpc, NODE_FLAGS, parseSteps, type ExpectedStep, 
 import { describeLab, listLabNetns, withNetns } from '../netns/lab.js';
 import { compareSaves, load, save } from '../diff/iptables/harness.js';
 import { canonicalListing, loadAndList, nftLoad, nftListTable } from '../helpers/nft-kernel.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { withNetnsGroup } from '../netns/lab.js';
+import { StubNode, type NodeDumps } from '../ipvs/helpers/stub-node.js';
+import { normaliseAddrs, normaliseIpset, normaliseIptables, normaliseIpvs } from '../vm/normalise.js';
 
 const BAD_EVENTS = [11, 12, 13, 14, 21];
 
@@ -141,5 +152,50 @@ describeLab('kpc watch on a real kernel: the deltas applied in turn give a fresh
       }
       expect(applied).toBeGreaterThan(10);
     });
+  });
+});
+
+describeLab('kpc watch in IPVS mode on a real kernel: ipset, iptables and kube-ipvs0 after each delta are a fresh load\'s (ipvsadm stubbed)', { commands: ['ipset', 'iptables-restore', 'iptables-save', 'ip'] }, () => {
+  it('ipvs mode (--standalone): bytes, then each delta\'s apply.sh in turn', { timeout: 240_000 }, async () => {
+    const r = await replay(['--proxy-mode', 'ipvs', '--standalone']);
+    checkBytes(r);
+    const dir = mkdtempSync(join(tmpdir(), 'kpc-watch-ipvs-'));
+    try {
+      await withNetnsGroup('watchvs', 2, async ([ns, freshNs]) => {
+        const node = await StubNode.create(ns!, join(dir, 'node'));
+        const fresh = await StubNode.create(freshNs!, join(dir, 'fresh'));
+        const normalised = (d: NodeDumps) => ({ ipvs: normaliseIpvs(d.ipvs), ipset: normaliseIpset(d.ipset), iptables: normaliseIptables(d.iptables, { family: 'ipv4' }), addrs: normaliseAddrs(d.addrs) });
+        // Removed TCP real servers are quiesced (weight 0), never deleted by a later step (the
+        // previous state is kpc's full output, which has none at weight 0): left out of the
+        // comparison, as a drain would leave them; any other line must be the fresh load's.
+        const serving = (table: string) =>
+          table
+            .split('\n')
+            .filter((l) => !/ -w 0$/.test(l))
+            .join('\n');
+        await node.apply({ 'apply.sh': (r.watch.steps.get(0) as { text: string }).text });
+        let applied = 0;
+        let withServers = 0;
+        let quiesced = 0;
+        for (const e of r.expected.steps) {
+          const got = r.watch.steps.get(e.n);
+          if (!got || got.kind !== 'delta') continue;
+          await node.apply({ 'apply.sh': got.text });
+          await fresh.reset();
+          await fresh.apply({ 'apply.sh': e.full! });
+          const want = normalised(await fresh.dumps());
+          const have = normalised(await node.dumps());
+          expect({ ...have, ipvs: serving(have.ipvs) }, `event ${e.n} ${e.label}`).toEqual(want);
+          if (want.ipvs.includes('-a ')) withServers++;
+          if (have.ipvs !== serving(have.ipvs)) quiesced++;
+          applied++;
+        }
+        expect(applied).toBeGreaterThan(10);
+        expect(withServers).toBeGreaterThan(5);
+        expect(quiesced).toBeGreaterThan(0);
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

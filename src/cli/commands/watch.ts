@@ -28,7 +28,7 @@ import { explainWriteErrors, writeOutputFile, type Io } from '../io.js';
 import { backendFor, PROXY_MODES } from '../../modes/index.js';
 import type { CommandSpec } from '../command-spec.js';
 import { printDiagnostics, reportCompiled, reportNotes, reportWarnings } from '../report.js';
-import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, parseMaxInputSize, type CommonFlags } from '../pipeline.js';
+import { checkStdinUse, compileObjects, decodeOptionsOf, loadConfig, loadInput, mirroredSlices, nodeDependence, parseMaxInputSize, releaseOf, type CommonFlags, type Loaded } from '../pipeline.js';
 import { readEvent, type EventPiece } from '../../parser/watch-events.js';
 import { readStreams, sleep } from '../watch-streams.js';
 import type { LoadedObject } from '../../parser/load.js';
@@ -83,7 +83,12 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   // read is then seen at the first look.
   const filesSeen = watchFiles ? signature(paths, flags.recursive ?? false) : '';
   const { config, warnings: configWarnings } = loadConfig(flags.config, flags, io.readStdin, maxBytes);
-  const loaded = paths.length > 0 ? loadInput({ ...flags, allowEmpty: true }, io.readStdin) : { objects: [], warnings: [], notes: [] };
+  // `let`, and let go once the first step is out: the objects as loaded carry their origins
+  // (the text of the -f files), and nothing of them but the objects (which the engine keeps)
+  // may stay reachable during the events.
+  let loaded: Loaded | undefined = paths.length > 0 ? loadInput({ ...flags, allowEmpty: true }, io.readStdin) : { objects: [], warnings: [], notes: [] };
+  const firstWarnings = [...configWarnings, ...loaded.warnings];
+  const firstNotes = loaded.notes;
   const mode = config.mode;
   if (flags.ipvsRemovedRealServers !== undefined && mode !== 'ipvs') throw usageError('--ipvs-removed-real-servers goes with --proxy-mode ipvs');
   const backend = backendFor(mode);
@@ -98,7 +103,7 @@ export function runWatch(flags: WatchFlags, io: Io): number {
     ...(flags.ipvsRemovedRealServers ? { removedRealServers: flags.ipvsRemovedRealServers as 'quiesce' | 'delete' } : {}),
     allowEmpty: flags.allowEmpty ?? false,
     build: (objects) => {
-      const compiled = compileObjects(objects, config, flags, first ? [...configWarnings, ...loaded.warnings] : [], first ? loaded.notes : []);
+      const compiled = compileObjects(objects, config, flags, first ? firstWarnings : [], first ? firstNotes : []);
       const fresh = compiled.general.filter((w) => !told.has(w));
       // Bounded: warning texts with counts in them could differ at every event.
       if (told.size > 1000) told.clear();
@@ -106,13 +111,18 @@ export function runWatch(flags: WatchFlags, io: Io): number {
       if (first) reportCompiled(io, { ...compiled, general: fresh });
       else reportWarnings(io, fresh);
       first = false;
-      return { ir: compiled.ir, portsOf: (services, slices) => buildIR({ services, slices }, compiled.context).servicePorts };
+      return {
+        ir: compiled.ir,
+        portsOf: (services, slices, endpoints) => buildIR({ services, slices: [...slices, ...mirroredSlices(endpoints, slices, services, releaseOf(flags))] }, compiled.context).servicePorts,
+      };
     },
     incremental: (flags.endpointsFrom ?? 'auto') !== 'pods',
+    nodeDependence: (nodes) => nodeDependence(nodes, config, flags),
   });
 
   const out = new StepWriter(io, flags.output, EXTENSION[mode]);
-  const start = engine.start(loaded.objects, flags.previous !== undefined ? { path: flags.previous, readStdin: io.readStdin } : undefined);
+  let start: { text: string; warnings: string[] } | undefined = engine.start(loaded.objects, flags.previous !== undefined ? { path: flags.previous, readStdin: io.readStdin } : undefined);
+  loaded = undefined;
   reportWarnings(io, start.warnings);
   reportNotes(io, [`watch: ${engine.path === 'generic' ? 'each change rebuilds the IR and compares whole outputs' : `Service and EndpointSlice changes recompute only the touched Services (${mode} incremental path)`}`]);
   // Before the first step is out (a consumer may answer it with events at once): the fast
@@ -121,6 +131,8 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   engine.warmUp();
   collectGarbage();
   out.step(0, flags.previous !== undefined ? `initial delta from --previous (${engine.size} objects)` : `initial state (${engine.size} objects)`, start.text);
+  // The first output (tens of MB at 20,000 Services) is not kept during the events either.
+  start = undefined;
 
   let rejected = 0;
   const apply = (n: number, label: string, changes: Change[]) => {
@@ -165,6 +177,8 @@ export function runWatch(flags: WatchFlags, io: Io): number {
   } else {
     watchPaths(flags, paths, filesSeen, engine, maxBytes, io, (n, label, changes) => apply(n, label, changes), () => rejected++, parseInterval(flags.pollInterval));
   }
+  const { incremental, rebuilt, unchanged } = engine.steps;
+  reportNotes(io, [`watch: end of the changes: ${incremental} computed on the incremental path, ${rebuilt} by a rebuild of the IR, ${unchanged} Node changes the IR does not depend on, ${rejected} rejected`]);
   return rejected > 0 ? EXIT.badInput : EXIT.ok;
 }
 

@@ -33,6 +33,18 @@ interface Facts {
  * the diff report reads the comment and jump of every rule of a 20,000-Service state to find
  * which Service port owns which chain, but compares keys only where two texts differ.
  */
+/**
+ * A copy of `text` that holds its own characters. V8 makes a substring of 13 characters or
+ * more (split, slice) a view that keeps the whole string it was cut from reachable, so a rule
+ * text cut from a chain's text keeps that chain's text alive. kpc watch keeps rules and memo
+ * entries across many events, and each kept one pinned the chain texts of its event: at
+ * 5,000 Services, 64 MB of them after 40,000 events (heap snapshots), growing the old
+ * generation that every full collection marks. Concatenating flattens into a fresh string.
+ */
+export function ownText(text: string): string {
+  return (' ' + text).slice(1);
+}
+
 export class RuleFacts {
   private readonly cache = new Map<string, Facts>();
   private readonly keys = new Map<string, string>();
@@ -51,16 +63,27 @@ export class RuleFacts {
     return parseRuleArgs(tokenize(spec), (name) => !TARGET_EXTENSIONS.has(name));
   }
 
+  /**
+   * The memo's key for a text. A long-lived memo (a bound is given) keys by a copy owning its
+   * characters (ownText): a rule text cut from a chain's text would keep that whole text alive
+   * as long as the entry lives.
+   */
+  private memoKey(spec: string): string {
+    return this.maxEntries === Infinity ? spec : ownText(spec);
+  }
+
   of(spec: string): Facts {
     let facts = this.cache.get(spec);
     if (!facts) {
       if (this.cache.size >= this.maxEntries) this.cache.clear();
-      const parsed = this.parse(spec);
+      // The facts are cut from the key (their texts then pin nothing else).
+      const key = this.memoKey(spec);
+      const parsed = this.parse(key);
       facts = {};
       if (parsed.comment !== undefined) facts.comment = parsed.comment;
       if (parsed.target?.kind === 'chain') facts.jump = parsed.target.chain;
       if (parsed.target?.kind === 'DNAT') facts.dnat = parsed.target.to;
-      this.cache.set(spec, facts);
+      this.cache.set(key, facts);
     }
     return facts;
   }
@@ -70,8 +93,9 @@ export class RuleFacts {
     let key = this.keys.get(spec);
     if (key === undefined) {
       if (this.keys.size >= this.maxEntries) this.keys.clear();
-      key = canonicalRule(this.parse(spec), this.family);
-      this.keys.set(spec, key);
+      const own = this.memoKey(spec);
+      key = canonicalRule(this.parse(own), this.family);
+      this.keys.set(own, key);
     }
     return key;
   }

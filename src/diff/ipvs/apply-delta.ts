@@ -109,12 +109,14 @@ ipvsadm_part() {
   out.push('\n# 2. kube-ipvs0: addresses to add\n');
   for (const a of delta.addressesAdded) out.push(`ip address replace ${addressArg(a, family)} dev kube-ipvs0\n`);
 
+  // The guarded copy is not "$work/ipvs.rules": in the inline form $dir is $work, and the shell
+  // would empty the delta's ipvs.rules before awk reads it (no IPVS change would be applied).
   out.push(`
 # 3. IPVS: new and changed virtual and real servers
 ipvsadm -S -n > "$work/current.rules"
-awk '${IPVS_GUARD_AWK}' "$work/current.rules" "$dir/ipvs.rules" > "$work/ipvs.rules"
-grep -v -e '^-d ' -e '^-D ' "$work/ipvs.rules" > "$work/ipvs-1.rules" || true
-grep -e '^-d ' -e '^-D ' "$work/ipvs.rules" > "$work/ipvs-2.rules" || true
+awk '${IPVS_GUARD_AWK}' "$work/current.rules" "$dir/ipvs.rules" > "$work/ipvs-guarded.rules"
+grep -v -e '^-d ' -e '^-D ' "$work/ipvs-guarded.rules" > "$work/ipvs-1.rules" || true
+grep -e '^-d ' -e '^-D ' "$work/ipvs-guarded.rules" > "$work/ipvs-2.rules" || true
 ipvsadm_part "$work/ipvs-1.rules"
 `);
 

@@ -55,14 +55,20 @@ export const HEREDOC_TERMINATORS: Readonly<Record<keyof IpvsBundle, string>> = {
 
 const PARTS: readonly (keyof IpvsBundle)[] = ['ipvsRules', 'ipsetRules', 'iptablesRules', 'addresses'];
 
+/** What safeHeredocLine lets through, over lines. */
+const SAFE_HEREDOC_TEXT = /^[\x20-\x7e\n]*$/;
+
 /** `cat > "$dir/FILE" <<'TERMINATOR'` … : one part of the bundle embedded in a script. */
 export function heredoc(part: keyof IpvsBundle, content: string): string {
   const terminator = HEREDOC_TERMINATORS[part];
   if (content !== '' && !content.endsWith('\n')) throw unsafeOutput(`${BUNDLE_FILES[part]} (no final newline)`, content.slice(-40));
-  const lines = content === '' ? [] : content.slice(0, -1).split('\n');
-  for (const line of lines) {
-    safeHeredocLine(line);
-    if (line === terminator) throw unsafeOutput('line equal to the here-document terminator', line);
+  // One scan of the whole text (a delta embeds the full address list at every watch step); a
+  // text that fails it is gone through line by line for the message naming the line.
+  if (!SAFE_HEREDOC_TEXT.test(content) || content.startsWith(`${terminator}\n`) || content.includes(`\n${terminator}\n`)) {
+    for (const line of content === '' ? [] : content.slice(0, -1).split('\n')) {
+      safeHeredocLine(line);
+      if (line === terminator) throw unsafeOutput('line equal to the here-document terminator', line);
+    }
   }
   return `cat > "$dir/${BUNDLE_FILES[part]}" <<'${terminator}'\n${content}${terminator}\n`;
 }

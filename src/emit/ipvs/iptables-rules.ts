@@ -39,7 +39,7 @@ import {
   KUBE_SOURCE_RANGES_FIREWALL,
 } from '../../lang/iptables/chains.js';
 import { fixedComment, safeIP, safePort, safeProtocol, safeSetName } from './safe-text.js';
-import { setInfo, setName, type SetKey } from './sets.js';
+import { setInfo, setName, type SetKey, type SetSizes } from './sets.js';
 import type { IpvsState } from './state.js';
 
 type Table = 'nat' | 'filter';
@@ -79,7 +79,8 @@ export interface IptablesRulesOptions {
   standalone: boolean;
 }
 
-export function renderIptablesRules(ir: ProxyIR, state: IpvsState, options: IptablesRulesOptions): string {
+/** `state`: of the sync's state, only which sets are empty and the no-node-access entries count. */
+export function renderIptablesRules(ir: ProxyIR, state: Pick<IpvsState, 'noNodeAccess'> & { sets: SetSizes }, options: IptablesRulesOptions): string {
   const family = ir.family;
   const name = (key: SetKey) => safeSetName(setName(key, family));
   const comment = (key: SetKey) => fixedComment(setInfo(key).comment);

@@ -89,7 +89,7 @@ export function createOptions(type: SetType, family: IPFamily): string {
  * of kpc's file stops there. Reported, never silently cut: the output is what kube-proxy
  * would try to program.
  */
-export function overfullSets(entries: SetEntries, family: IPFamily): Array<{ name: string; size: number }> {
+export function overfullSets(entries: SetSizes, family: IPFamily): Array<{ name: string; size: number }> {
   const out: Array<{ name: string; size: number }> = [];
   for (const info of IPSET_INFO) {
     const size = entries.get(info.key)?.size ?? 0;
@@ -97,6 +97,9 @@ export function overfullSets(entries: SetEntries, family: IPFamily): Array<{ nam
   }
   return out;
 }
+
+/** How many entries each set holds: all the iptables rules and the capacity warnings need of a state's sets. */
+export type SetSizes = ReadonlyMap<SetKey, { readonly size: number }>;
 
 /** The entries each set will hold after the sync, per set (Entry.String() texts). */
 export type SetEntries = Map<SetKey, Set<string>>;
