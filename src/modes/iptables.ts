@@ -4,7 +4,8 @@
  */
 
 import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
-import { renderFocusedText, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { gatherRuleset, renderFocusedText, renderGathered, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { readChangedChains, type ChangedChains } from '../diff/iptables/aligned.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
 import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
@@ -46,10 +47,22 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    */
   let before: IptablesState | undefined;
   const previousState = (): IptablesState => (before ??= placed(path, option, () => readState(previous.text(), facts)));
-  /** The new state, or `same` when the new ruleset prints the previous text. */
-  const afterState = (options: EmitOptions): { same: true } | { same: false; state: IptablesState } => {
+  /**
+   * The new state: `same` when the new ruleset prints the previous text; else, when the
+   * consumer looks only at chains that differ (`changedOnly`) and the previous text is kpc's
+   * printed form, just the chains that differ on each side (aligned.ts: the 263,000 chains
+   * of 20,000 Services are compared in place, a few made into states); else the whole states.
+   * A previous text the aligned reader does not take is read whole here, before anything is
+   * written, with the errors it always gave.
+   */
+  const afterState = (options: EmitOptions, changedOnly: boolean): { same: true } | { same: false; changed: ChangedChains } | { same: false; state: IptablesState } => {
     const rs = buildRuleset(ir, options);
-    if (previous.matches(renderRuleset(rs))) return { same: true };
+    const printed = gatherRuleset(rs);
+    if (previous.matches(renderGathered(printed))) return { same: true };
+    if (changedOnly && before === undefined) {
+      const changed = readChangedChains(previous.text(), printed, facts);
+      if (changed !== undefined) return { same: false, changed };
+    }
     previousState();
     return { same: false, state: stateOfRuleset(rs, facts) };
   };
@@ -59,20 +72,22 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       return countServiceRules(previousState());
     },
     delta(options: DeltaOptions): Emitted {
-      // Only what must change, for `iptables-restore --noflush`.
-      const after = afterState(options);
+      // Only what must change, for `iptables-restore --noflush`; with --full every chain of
+      // the new state, so the whole states.
+      const after = afterState(options, !options.full);
       // Nothing changed: without --full the delta is empty (every chain is the same); with
       // --full it is every chain of the state the text says, as when it differs.
       const render = (): string => {
         if (after.same && !options.full) return '';
+        if (!after.same && 'changed' in after) return placed(path, option, () => renderDelta(after.changed.before, after.changed.after, { full: false }));
         const prev = previousState();
         return placed(path, option, () => renderDelta(prev, after.same ? prev : after.state, { full: options.full }));
       };
       return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      const after = afterState(options);
-      const report = after.same ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
+      const after = afterState(options, false);
+      const report = after.same || 'changed' in after ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },
   };

@@ -60,7 +60,8 @@ export class PreviousText {
       const text = this.decoded;
       let at = 0;
       for (const chunk of chunks) {
-        if (!text.startsWith(chunk, at)) return false;
+        // A slice compared whole (one memory compare), not startsWith (character by character).
+        if (text.slice(at, at + chunk.length) !== chunk) return false;
         at += chunk.length;
       }
       return at === text.length;
