@@ -60,7 +60,8 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     const printed = gatherRuleset(rs);
     if (previous.matches(renderGathered(printed))) return { same: true };
     if (changedOnly && before === undefined) {
-      const changed = readChangedChains(previous.text(), printed, facts);
+      const raw = previous.raw();
+      const changed = raw === undefined ? undefined : readChangedChains(raw, printed, facts);
       if (changed !== undefined) return { same: false, changed };
     }
     previousState();

@@ -25,7 +25,7 @@
  * (lang/iptables/safe-text.ts), so they are what readKpcLayout accepts.
  */
 
-import { chainRank, chainLines, type Gathered, type GatheredRuleset } from '../../lang/iptables/print.js';
+import { chainLines, chainRank, type Gathered, type GatheredRuleset } from '../../lang/iptables/print.js';
 import { BUILTIN_CHAIN_NAMES, checkReadChainName } from '../../lang/iptables/chains.js';
 import { TextChain, type ChainState, type IptablesState, type RuleFacts, type TableState } from './state.js';
 
@@ -34,9 +34,6 @@ export interface ChangedChains {
   before: IptablesState;
   after: IptablesState;
 }
-
-/** Characters readKpcLayout does not take (its NOT_PLAIN). */
-const NOT_PLAIN = /[^\n\x20-\x7e]/;
 
 /** The printer's order of chain names: rank, then by name. */
 function compareChains(a: string, b: string): number {
@@ -50,23 +47,16 @@ const NOT_ALIGNED = new NotAligned();
 /** How many characters of equal chain lines are compared at once (then line by line). */
 const STRETCH = 4096;
 
-/**
- * Whether `text` has `part` at `at`. For long parts: V8's startsWith compares character by
- * character (~10× slower over 78 MB than comparing a slice, which is one memory compare).
- */
-function hasAt(text: string, part: string, at: number): boolean {
-  return text.length - at >= part.length && text.slice(at, at + part.length) === part;
-}
-
 function refuse(): never {
   throw NOT_ALIGNED;
 }
 
 /**
- * The chains of `previous` and of the new ruleset (as printed: gathered) that differ, or
- * undefined when the previous text is not read here (see the file comment).
+ * The chains of the previous text (its bytes: the reader needs no decoded copy of the 78 MB)
+ * and of the new ruleset (as printed: gathered) that differ, or undefined when the previous
+ * text is not read here (see the file comment).
  */
-export function readChangedChains(previous: string, rs: GatheredRuleset, facts: RuleFacts): ChangedChains | undefined {
+export function readChangedChains(previous: Buffer, rs: GatheredRuleset, facts: RuleFacts): ChangedChains | undefined {
   const before: IptablesState = new Map([['filter', new Map()], ['nat', new Map()]]);
   const after: IptablesState = new Map([['filter', new Map()], ['nat', new Map()]]);
   try {
@@ -81,31 +71,67 @@ export function readChangedChains(previous: string, rs: GatheredRuleset, facts: 
   return { before, after };
 }
 
+const NL = 0x0a;
+const SPACE = 0x20;
+
 class Reader {
   /** Where the next line starts, and its number (1-based). */
   at = 0;
   line = 1;
+  /** A string's bytes, to compare with the text's (one memory compare; no string made). */
+  private scratch = Buffer.allocUnsafe(1 << 16);
 
   constructor(
-    private readonly text: string,
+    private readonly text: Buffer,
     private readonly facts: RuleFacts,
   ) {}
 
+  /** Whether the text has `part` (ASCII) at `at`. */
+  private has(part: string, at: number): boolean {
+    const n = part.length;
+    if (this.text.length - at < n) return false;
+    if (n <= 32) {
+      for (let k = 0; k < n; k++) if (this.text[at + k] !== part.charCodeAt(k)) return false;
+      return true;
+    }
+    if (this.scratch.length < n) this.scratch = Buffer.allocUnsafe(Math.max(n, this.scratch.length * 2));
+    this.scratch.write(part, 0, n, 'latin1');
+    return this.text.compare(this.scratch, 0, n, at, at + n) === 0;
+  }
+
+  /** Whether the line at `at` is a rule of chain `name` (`-A name `). */
+  private ruleOf(name: string, at: number): boolean {
+    const t = this.text;
+    return t[at] === 0x2d && t[at + 1] === 0x41 && t[at + 2] === SPACE && t[at + 3 + name.length] === SPACE && this.has(name, at + 3);
+  }
+
+  private isRule(at: number): boolean {
+    const t = this.text;
+    return t[at] === 0x2d && t[at + 1] === 0x41 && t[at + 2] === SPACE;
+  }
+
   /** The end of the line at `at` (the index of its '\n'), refusing a last line without one. */
   private lineEnd(at: number): number {
-    const end = this.text.indexOf('\n', at);
+    const end = this.text.indexOf(NL, at);
     if (end < 0) refuse();
     return end;
   }
 
-  /** One line that is read here (not skipped as equal): readKpcLayout's per-line checks. */
+  /** One line that is read here (not skipped as equal): readKpcLayout's per-line checks (printable ASCII, no blank at either end). */
   private checkLine(at: number, end: number): void {
-    if (end === at || this.text.charCodeAt(at) === 0x20 || this.text.charCodeAt(end - 1) === 0x20) refuse();
-    if (NOT_PLAIN.test(this.text.slice(at, end))) refuse();
+    const t = this.text;
+    if (end === at || t[at] === SPACE || t[end - 1] === SPACE) refuse();
+    for (let k = at; k < end; k++) {
+      const c = t[k]!;
+      if (c < 0x20 || c > 0x7e) refuse();
+    }
+  }
+
+  private string(start: number, end: number): string {
+    return this.text.toString('latin1', start, end);
   }
 
   table(g: Gathered, before: TableState, after: TableState): void {
-    const text = this.text;
     // The chains in printed order (declaration indexes), and each one's rank (print.ts chainRank).
     const order: number[] = [];
     const ranks: number[] = [];
@@ -116,16 +142,16 @@ class Reader {
       }
     });
     const head = `*${g.table.name}\n`;
-    if (!text.startsWith(head, this.at)) refuse();
+    if (!this.has(head, this.at)) refuse();
     this.at += head.length;
     this.line++;
     const onlyPrevious = new Set<string>();
     const onlyNew = this.declarations(g, order, onlyPrevious);
     this.rules(g, order, ranks, onlyNew, onlyPrevious, before, after);
-    if (!text.startsWith('COMMIT', this.at)) refuse();
+    if (!this.has('COMMIT', this.at)) refuse();
     this.at += 6;
-    if (this.at < text.length) {
-      if (text.charCodeAt(this.at) !== 0x0a) refuse();
+    if (this.at < this.text.length) {
+      if (this.text[this.at] !== NL) refuse();
       this.at++;
       this.line++;
     }
@@ -140,7 +166,7 @@ class Reader {
     const text = this.text;
     const lines = chainLines(g);
     const onlyNew = new Uint8Array(g.chains.length);
-    if (hasAt(text, lines, this.at) && text.charCodeAt(this.at + lines.length) !== 0x3a) {
+    if (this.has(lines, this.at) && text[this.at + lines.length] !== 0x3a) {
       this.at += lines.length;
       this.line += g.chains.length;
       return onlyNew;
@@ -151,14 +177,14 @@ class Reader {
     /** The last chain line read of the previous text: its name is in canonical order. */
     let last: string | undefined;
     for (;;) {
-      const previousHas = text.charCodeAt(this.at) === 0x3a;
+      const previousHas = text[this.at] === 0x3a;
       const newHas = k < order.length;
       if (!previousHas && !newHas) break;
       const newEnd = newHas ? lines.indexOf('\n', q) : -1;
       if (previousHas && newHas) {
         // Most lines are equal: try a few thousand characters of them at once.
         const stretchEnd = lines.indexOf('\n', q + STRETCH);
-        if (stretchEnd > newEnd && hasAt(text, lines.slice(q, stretchEnd + 1), this.at)) {
+        if (stretchEnd > newEnd && this.has(lines.slice(q, stretchEnd + 1), this.at)) {
           let n = 0;
           for (let e = q - 1; e < stretchEnd; e = lines.indexOf('\n', e + 1)) n++;
           k += n;
@@ -169,7 +195,7 @@ class Reader {
           continue;
         }
         const prevEnd = this.lineEnd(this.at);
-        if (prevEnd - this.at === newEnd - q && hasAt(text, lines.slice(q, newEnd), this.at)) {
+        if (prevEnd - this.at === newEnd - q && this.has(lines.slice(q, newEnd), this.at)) {
           last = names[order[k]!]!;
           this.at = prevEnd + 1;
           this.line++;
@@ -182,8 +208,8 @@ class Reader {
       if (previousHas) {
         const end = this.lineEnd(this.at);
         this.checkLine(this.at, end);
-        const sp = text.indexOf(' ', this.at);
-        name = text.slice(this.at + 1, sp < 0 || sp > end ? end : sp);
+        const sp = text.indexOf(SPACE, this.at);
+        name = this.string(this.at + 1, sp < 0 || sp > end ? end : sp);
         if (name === '') refuse();
         try {
           checkReadChainName(name, this.line);
@@ -216,7 +242,6 @@ class Reader {
    * canonical order.
    */
   private rules(g: Gathered, order: readonly number[], ranks: readonly number[], onlyNew: Uint8Array, onlyPrevious: Set<string>, before: TableState, after: TableState): void {
-    const text = this.text;
     const names = g.keys.names;
     /** New chains for `after`, by declaration index. */
     const changed: number[] = [];
@@ -233,19 +258,20 @@ class Reader {
       before.set(chain.name, chain);
       made.add(chain.name);
     };
-    const runOrdered = (name: string): void => {
+    /** A run of a chain the new table does not have (or not at this place): in order, and declared. */
+    const previousOnly = (): void => {
+      const name = this.runName();
+      if (!onlyPrevious.has(name)) refuse(); // undeclared (a declared one would be a new chain, met before in this order)
       if (lastRun !== undefined && compareChains(lastRun, name) >= 0) refuse(); // a second run, or out of order
       lastRun = name;
+      addBefore(this.run(name));
     };
     let k = 0;
     for (;;) {
-      const previousHas = text.startsWith('-A ', this.at);
+      const previousHas = this.isRule(this.at);
       if (k >= order.length) {
         if (!previousHas) break;
-        const name = this.runName();
-        if (!onlyPrevious.has(name)) refuse(); // undeclared
-        runOrdered(name);
-        addBefore(this.run(name));
+        previousOnly();
         continue;
       }
       const i = order[k]!;
@@ -262,7 +288,7 @@ class Reader {
       if (chain.count > 0 && previousHas) {
         const rules = chain.text();
         const end = this.at + rules.length;
-        if (hasAt(text, rules, this.at) && !(text.startsWith('-A ', end) && text.startsWith(name, end + 3) && text.charCodeAt(end + 3 + name.length) === 0x20)) {
+        if (this.has(rules, this.at) && !this.ruleOf(name, end)) {
           if (onlyNew[i] === 1) refuse(); // rules of a chain the previous text does not declare
           lastRun = name;
           if (builtin) {
@@ -283,10 +309,7 @@ class Reader {
         changed.push(i);
         k++;
       } else if (c < 0) {
-        const prev = this.runName();
-        if (!onlyPrevious.has(prev)) refuse(); // undeclared (a declared one would be in the new table's order before `name`)
-        runOrdered(prev);
-        addBefore(this.run(prev));
+        previousOnly();
       } else {
         // No rules in the previous text (and none later: runs are in order).
         if (chain.count > 0 || onlyNew[i] === 1 || builtin) {
@@ -300,32 +323,29 @@ class Reader {
     for (const name of onlyPrevious) if (!made.has(name)) addBefore(new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), '', this.facts, 0));
     changed.sort((x, y) => x - y);
     for (const i of changed) {
-      const chain = g.chains[i]!;
       const name = names[i]!;
-      after.set(name, new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), chain.text(), this.facts, 0));
+      after.set(name, new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), g.chains[i]!.text(), this.facts, 0));
     }
   }
 
   /** The chain name of the `-A` line at `at` (checked as readKpcLayout checks it). */
   private runName(): string {
-    const text = this.text;
     const end = this.lineEnd(this.at);
-    const nameEnd = text.indexOf(' ', this.at + 3);
+    const nameEnd = this.text.indexOf(SPACE, this.at + 3);
     if (nameEnd < 0 || nameEnd >= end || nameEnd === this.at + 3) refuse();
-    return text.slice(this.at + 3, nameEnd);
+    return this.string(this.at + 3, nameEnd);
   }
 
   /** The run of `-A name ` lines at `at`, as a chain (its lines checked), moving past it. */
   private run(name: string): ChainState {
-    const text = this.text;
     const start = this.at;
     const first = this.line;
-    while (text.startsWith('-A ', this.at) && text.startsWith(name, this.at + 3) && text.charCodeAt(this.at + 3 + name.length) === 0x20) {
+    while (this.ruleOf(name, this.at)) {
       const end = this.lineEnd(this.at);
       this.checkLine(this.at, end);
       this.at = end + 1;
       this.line++;
     }
-    return new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), text.slice(start, this.at), this.facts, first);
+    return new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), this.string(start, this.at), this.facts, first);
   }
 }
