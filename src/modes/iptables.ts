@@ -60,8 +60,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     const printed = gatherRuleset(rs);
     if (previous.matches(renderGathered(printed))) return { same: true };
     if (changedOnly && before === undefined) {
-      const raw = previous.raw();
-      const changed = raw === undefined ? undefined : readChangedChains(raw, printed, facts);
+      const bytes = previous.window();
+      let changed: ChangedChains | undefined;
+      try {
+        changed = bytes === undefined ? undefined : readChangedChains(bytes, printed, facts);
+      } finally {
+        bytes?.close();
+      }
       if (changed !== undefined) return { same: false, changed };
     }
     previousState();

@@ -14,13 +14,12 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { decodeText, DEFAULT_MAX_INPUT_BYTES, readBoundedFile, readNamedText } from '../parser/input-files.js';
+import { ByteWindow } from '../diff/byte-window.js';
+import { DEFAULT_MAX_INPUT_BYTES, readNamedText } from '../parser/input-files.js';
 import type { StdinReader } from './backend.js';
 
 export class PreviousText {
   private decoded: string | undefined;
-  /** The bytes, when read whole (raw()). */
-  private bytes: Buffer | undefined;
 
   private constructor(
     private readonly path: string,
@@ -46,28 +45,19 @@ export class PreviousText {
 
   /** The whole text (read, and decoded, on first use). */
   text(): string {
-    if (this.decoded === undefined) {
-      this.decoded = this.bytes !== undefined ? decodeText(this.bytes) : readNamedText(this.path, this.option, this.stdin);
-      this.bytes = undefined; // not both held
-    }
-    return this.decoded;
+    return (this.decoded ??= readNamedText(this.path, this.option, this.stdin));
   }
 
   /**
-   * The file's bytes, for a reader that needs no decoded text (when they are all it reads, the
-   * 78 MB string is never made), or undefined when the file cannot be read now (text() then
-   * reports why). Kept, so text() decodes these bytes rather than reading the file again.
+   * The bytes, for a reader that needs no decoded text and moves forward through them (a
+   * regular file is read a window at a time: its 78 MB are never held, nor decoded), or
+   * undefined when the file cannot be read now (text() then reports why). Close it after use.
    */
-  raw(): Buffer | undefined {
-    if (this.bytes !== undefined) return this.bytes;
+  window(): ByteWindow | undefined {
     // Read whole already (standard input, ...): the text's UTF-8 (the same bytes for ASCII; any
     // other character is bytes of 0x80 and above, which no reader of kpc's own text takes).
-    if (this.decoded !== undefined) return (this.bytes = Buffer.from(this.decoded, 'utf8'));
-    try {
-      return (this.bytes = readBoundedFile(this.path, DEFAULT_MAX_INPUT_BYTES, false));
-    } catch {
-      return undefined;
-    }
+    if (this.decoded !== undefined) return ByteWindow.of(Buffer.from(this.decoded, 'utf8'));
+    return ByteWindow.file(this.path);
   }
 
   /**

@@ -27,6 +27,7 @@
 
 import { chainLines, chainRank, type Gathered, type GatheredRuleset } from '../../lang/iptables/print.js';
 import { BUILTIN_CHAIN_NAMES, checkReadChainName } from '../../lang/iptables/chains.js';
+import type { ByteWindow } from '../byte-window.js';
 import { TextChain, type ChainState, type IptablesState, type RuleFacts, type TableState } from './state.js';
 
 /** The differing chains of each side (see the file comment). */
@@ -46,17 +47,19 @@ const NOT_ALIGNED = new NotAligned();
 
 /** How many characters of equal chain lines are compared at once (then line by line). */
 const STRETCH = 4096;
+/** How many characters of equal per-service chains' rules are compared at once (then chain by chain). */
+const STRETCH_RULES = 1 << 16;
 
 function refuse(): never {
   throw NOT_ALIGNED;
 }
 
 /**
- * The chains of the previous text (its bytes: the reader needs no decoded copy of the 78 MB)
+ * The chains of the previous text (its bytes, read as the reader moves on: no 78 MB copy held)
  * and of the new ruleset (as printed: gathered) that differ, or undefined when the previous
  * text is not read here (see the file comment).
  */
-export function readChangedChains(previous: Buffer, rs: GatheredRuleset, facts: RuleFacts): ChangedChains | undefined {
+export function readChangedChains(previous: ByteWindow, rs: GatheredRuleset, facts: RuleFacts): ChangedChains | undefined {
   const before: IptablesState = new Map([['filter', new Map()], ['nat', new Map()]]);
   const after: IptablesState = new Map([['filter', new Map()], ['nat', new Map()]]);
   try {
@@ -82,7 +85,7 @@ class Reader {
   private scratch = Buffer.allocUnsafe(1 << 16);
 
   constructor(
-    private readonly text: Buffer,
+    private readonly text: ByteWindow,
     private readonly facts: RuleFacts,
   ) {}
 
@@ -91,23 +94,23 @@ class Reader {
     const n = part.length;
     if (this.text.length - at < n) return false;
     if (n <= 32) {
-      for (let k = 0; k < n; k++) if (this.text[at + k] !== part.charCodeAt(k)) return false;
+      for (let k = 0; k < n; k++) if (this.text.at(at + k) !== part.charCodeAt(k)) return false;
       return true;
     }
     if (this.scratch.length < n) this.scratch = Buffer.allocUnsafe(Math.max(n, this.scratch.length * 2));
     this.scratch.write(part, 0, n, 'latin1');
-    return this.text.compare(this.scratch, 0, n, at, at + n) === 0;
+    return this.text.equals(this.scratch, n, at);
   }
 
   /** Whether the line at `at` is a rule of chain `name` (`-A name `). */
   private ruleOf(name: string, at: number): boolean {
     const t = this.text;
-    return t[at] === 0x2d && t[at + 1] === 0x41 && t[at + 2] === SPACE && t[at + 3 + name.length] === SPACE && this.has(name, at + 3);
+    return t.at(at) === 0x2d && t.at(at + 1) === 0x41 && t.at(at + 2) === SPACE && t.at(at + 3 + name.length) === SPACE && this.has(name, at + 3);
   }
 
   private isRule(at: number): boolean {
     const t = this.text;
-    return t[at] === 0x2d && t[at + 1] === 0x41 && t[at + 2] === SPACE;
+    return t.at(at) === 0x2d && t.at(at + 1) === 0x41 && t.at(at + 2) === SPACE;
   }
 
   /** The end of the line at `at` (the index of its '\n'), refusing a last line without one. */
@@ -120,15 +123,15 @@ class Reader {
   /** One line that is read here (not skipped as equal): readKpcLayout's per-line checks (printable ASCII, no blank at either end). */
   private checkLine(at: number, end: number): void {
     const t = this.text;
-    if (end === at || t[at] === SPACE || t[end - 1] === SPACE) refuse();
+    if (end === at || t.at(at) === SPACE || t.at(end - 1) === SPACE) refuse();
     for (let k = at; k < end; k++) {
-      const c = t[k]!;
+      const c = t.at(k);
       if (c < 0x20 || c > 0x7e) refuse();
     }
   }
 
   private string(start: number, end: number): string {
-    return this.text.toString('latin1', start, end);
+    return this.text.latin1(start, end);
   }
 
   table(g: Gathered, before: TableState, after: TableState): void {
@@ -151,7 +154,7 @@ class Reader {
     if (!this.has('COMMIT', this.at)) refuse();
     this.at += 6;
     if (this.at < this.text.length) {
-      if (this.text[this.at] !== NL) refuse();
+      if (this.text.at(this.at) !== NL) refuse();
       this.at++;
       this.line++;
     }
@@ -166,7 +169,7 @@ class Reader {
     const text = this.text;
     const lines = chainLines(g);
     const onlyNew = new Uint8Array(g.chains.length);
-    if (this.has(lines, this.at) && text[this.at + lines.length] !== 0x3a) {
+    if (this.has(lines, this.at) && text.at(this.at + lines.length) !== 0x3a) {
       this.at += lines.length;
       this.line += g.chains.length;
       return onlyNew;
@@ -177,7 +180,7 @@ class Reader {
     /** The last chain line read of the previous text: its name is in canonical order. */
     let last: string | undefined;
     for (;;) {
-      const previousHas = text[this.at] === 0x3a;
+      const previousHas = text.at(this.at) === 0x3a;
       const newHas = k < order.length;
       if (!previousHas && !newHas) break;
       const newEnd = newHas ? lines.indexOf('\n', q) : -1;
@@ -283,6 +286,14 @@ class Reader {
         lastNew = name;
         lastRank = rank;
       }
+      if (rank === 2 && previousHas && chain.count > 0) {
+        const skipped = this.equalStretch(g, order, ranks, k, onlyNew, changed);
+        if (skipped > 0) {
+          k += skipped;
+          lastNew = lastRun = names[order[k - 1]!]!;
+          continue;
+        }
+      }
       // Built-in chains are not KUBE-* (the last rank).
       const builtin = rank === 3 && BUILTIN_CHAIN_NAMES.has(name);
       if (chain.count > 0 && previousHas) {
@@ -326,6 +337,43 @@ class Reader {
       const name = names[i]!;
       after.set(name, new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), g.chains[i]!.text(), this.facts, 0));
     }
+  }
+
+  /**
+   * Most per-service chains (rank 2) are equal, one after the other: their rules are compared
+   * a stretch of chains at a time (one compare instead of one per chain). How many chains from
+   * `k` on were skipped as equal (0: compare them one by one). Only a stretch of rank-2 chains
+   * (no built-in ones), in printed order, none with rules that the previous text does not
+   * declare (those are refused one by one); their empty chains declared only in the new text
+   * go to `changed`, as one by one.
+   */
+  private equalStretch(g: Gathered, order: readonly number[], ranks: readonly number[], k: number, onlyNew: Uint8Array, changed: number[]): number {
+    const names = g.keys.names;
+    const pieces: string[] = [];
+    let length = 0;
+    let lines = 0;
+    let m = k;
+    let last = '';
+    for (; m < order.length && ranks[m] === 2 && length < STRETCH_RULES; m++) {
+      const i = order[m]!;
+      const chain = g.chains[i]!;
+      const name = names[i]!;
+      if (last !== '' && last >= name) return 0; // not the printer's order (cannot happen)
+      last = name;
+      if (chain.count === 0) continue;
+      if (onlyNew[i] === 1) return 0;
+      chain.collectTexts(pieces);
+      length += chain.bytes;
+      lines += chain.count;
+    }
+    const end = this.at + length;
+    if (m - k < 2 || !this.has(pieces.join(''), this.at) || this.ruleOf(last, end)) return 0;
+    // The stretch's last chain must have rules (else the next chain's run could be it).
+    if (g.chains[order[m - 1]!]!.count === 0) return 0;
+    for (let j = k; j < m; j++) if (onlyNew[order[j]!] === 1) changed.push(order[j]!);
+    this.at = end;
+    this.line += lines;
+    return m - k;
   }
 
   /** The chain name of the `-A` line at `at` (checked as readKpcLayout checks it). */

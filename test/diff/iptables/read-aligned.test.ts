@@ -20,6 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ByteWindow } from '../../../src/diff/byte-window.js';
 import { readChangedChains } from '../../../src/diff/iptables/aligned.js';
 import { renderDelta } from '../../../src/diff/iptables/delta.js';
 import { readKpcLayout, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../../../src/diff/iptables/state.js';
@@ -28,6 +29,9 @@ import { newRuleset, type Ruleset } from '../../../src/lang/iptables/ruleset.js'
 import { generateCluster, renderCluster } from '../../../bench/gen.js';
 import { loadGoldenCases } from '../../helpers/fixtures.js';
 import { runKpc } from '../../helpers/run-kpc.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'kpc-aligned-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A ruleset holding what a text in kpc's printed layout says (declared by name, rules appended in order). */
 function rulesetOf(text: string): Ruleset {
@@ -53,10 +57,22 @@ function view(state: IptablesState, table: 'filter' | 'nat', name: string) {
  * The fast reading of `previous` against the ruleset of `next`, checked against the slow one;
  * whether it read the text.
  */
-function check(previous: string, next: string, label: string): boolean {
+function check(previous: string, next: string, label: string, window?: number): boolean {
   const rs = rulesetOf(next);
   const facts = new RuleFacts('IPv4');
-  const fast = readChangedChains(Buffer.from(previous, 'utf8'), gatherRuleset(rs), facts);
+  let bytes = ByteWindow.of(Buffer.from(previous, 'utf8'));
+  if (window !== undefined) {
+    // From a file, a small window at a time (the reader moves it, and reads back, often).
+    const file = join(scratch, 'previous.txt');
+    writeFileSync(file, previous);
+    bytes = ByteWindow.file(file, window)!;
+  }
+  let fast: ReturnType<typeof readChangedChains>;
+  try {
+    fast = readChangedChains(bytes, gatherRuleset(rs), facts);
+  } finally {
+    bytes.close();
+  }
   if (fast === undefined) return false;
   const layout = readKpcLayout(previous, new RuleFacts('IPv4'));
   expect(layout, `${label}: read here, so readKpcLayout must read it`).toBeDefined();
@@ -144,6 +160,18 @@ describe('readChangedChains', () => {
       if (where === 'outside') expect(read).toBe(false);
     });
   }
+
+  it('reads the previous file through a small window as it reads the bytes whole', () => {
+    for (const [k, a] of outputs.entries()) {
+      const b = outputs[(k + 1) % outputs.length]!;
+      for (const window of [1, 7, 64, 1000]) expect(check(a.text, b.text, `${a.name} → ${b.name}, window ${window}`, window)).toBe(true);
+    }
+    for (const [what, previous] of mutations) {
+      const whole = (() => { try { return check(previous, base, what); } catch (e) { return (e as Error).message; } })();
+      const windowed = (() => { try { return check(previous, base, what, 5); } catch (e) { return (e as Error).message; } })();
+      expect(windowed, what).toBe(whole);
+    }
+  }, 60_000);
 
   it('reads a previous text with chains only it has, only the new one has, and changed ones', () => {
     // Every chain of `base` dropped from the new side in turn, and from the previous side.
