@@ -49,6 +49,8 @@ const NOT_ALIGNED = new NotAligned();
 const STRETCH = 4096;
 /** How many characters of equal per-service chains' rules are compared at once (then chain by chain). */
 const STRETCH_RULES = 1 << 16;
+/** At most this many chains in one stretch (then one by one after a stretch that differs). */
+const STRETCH_CHAINS = 64;
 
 function refuse(): never {
   throw NOT_ALIGNED;
@@ -270,6 +272,8 @@ class Reader {
       addBefore(this.run(name));
     };
     let k = 0;
+    /** Below this, chains are compared one by one (a stretch from before it differed). */
+    let oneByOne = 0;
     for (;;) {
       const previousHas = this.isRule(this.at);
       if (k >= order.length) {
@@ -286,13 +290,15 @@ class Reader {
         lastNew = name;
         lastRank = rank;
       }
-      if (rank === 2 && previousHas && chain.count > 0) {
+      if (rank === 2 && previousHas && chain.count > 0 && k >= oneByOne) {
         const skipped = this.equalStretch(g, order, ranks, k, onlyNew, changed);
         if (skipped > 0) {
           k += skipped;
           lastNew = lastRun = names[order[k - 1]!]!;
           continue;
         }
+        // Something in the next stretch differs: its chains one by one (not one stretch after another).
+        oneByOne = k + STRETCH_CHAINS;
       }
       // Built-in chains are not KUBE-* (the last rank).
       const builtin = rank === 3 && BUILTIN_CHAIN_NAMES.has(name);
@@ -342,7 +348,9 @@ class Reader {
   /**
    * Most per-service chains (rank 2) are equal, one after the other: their rules are compared
    * a stretch of chains at a time (one compare instead of one per chain). How many chains from
-   * `k` on were skipped as equal (0: compare them one by one). Only a stretch of rank-2 chains
+   * `k` on were skipped as equal (0: compare them one by one). Their names are not compared
+   * here: the printer's order within a rank is byte order (print.ts, kube-proxy's normaliser;
+   * checked one by one in rules(), and by test/diff/iptables/read-aligned.test.ts). Only a stretch of rank-2 chains
    * (no built-in ones), in printed order, none with rules that the previous text does not
    * declare (those are refused one by one); their empty chains declared only in the new text
    * go to `changed`, as one by one.
@@ -354,11 +362,10 @@ class Reader {
     let lines = 0;
     let m = k;
     let last = '';
-    for (; m < order.length && ranks[m] === 2 && length < STRETCH_RULES; m++) {
+    for (; m < order.length && ranks[m] === 2 && length < STRETCH_RULES && m - k < STRETCH_CHAINS; m++) {
       const i = order[m]!;
       const chain = g.chains[i]!;
       const name = names[i]!;
-      if (last !== '' && last >= name) return 0; // not the printer's order (cannot happen)
       last = name;
       if (chain.count === 0) continue;
       if (onlyNew[i] === 1) return 0;
