@@ -55,10 +55,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * A previous text the aligned reader does not take is read whole here, before anything is
    * written, with the errors it always gave.
    */
-  const afterState = (options: EmitOptions, changedOnly: boolean): { same: true } | { same: false; changed: ChangedChains } | { same: false; state: IptablesState } => {
+  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains } | { kind: 'whole'; state: IptablesState };
+  function afterState(options: EmitOptions, changedOnly: true): After;
+  function afterState(options: EmitOptions, changedOnly: false): Exclude<After, { kind: 'changed' }>;
+  function afterState(options: EmitOptions, changedOnly: boolean): After {
     const rs = buildRuleset(ir, options);
     const printed = gatherRuleset(rs);
-    if (previous.matches(renderGathered(printed))) return { same: true };
+    if (previous.matches(renderGathered(printed))) return { kind: 'same' };
     if (changedOnly && before === undefined) {
       const bytes = previous.window();
       let changed: ChangedChains | undefined;
@@ -67,11 +70,11 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       } finally {
         bytes?.close();
       }
-      if (changed !== undefined) return { same: false, changed };
+      if (changed !== undefined) return { kind: 'changed', changed };
     }
     previousState();
-    return { same: false, state: stateOfRuleset(rs, facts) };
-  };
+    return { kind: 'whole', state: stateOfRuleset(rs, facts) };
+  }
   return {
     // Asked only when the new input has no Service ports (a delta removing them all is refused).
     get serviceEntries() {
@@ -80,20 +83,21 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     delta(options: DeltaOptions): Emitted {
       // Only what must change, for `iptables-restore --noflush`; with --full every chain of
       // the new state, so the whole states.
-      const after = afterState(options, !options.full);
+      const after = options.full ? afterState(options, false) : afterState(options, true);
       // Nothing changed: without --full the delta is empty (every chain is the same); with
       // --full it is every chain of the state the text says, as when it differs.
       const render = (): string => {
-        if (after.same && !options.full) return '';
-        if (!after.same && 'changed' in after) return placed(path, option, () => renderDelta(after.changed.before, after.changed.after, { full: false }));
+        if (after.kind === 'same' && !options.full) return '';
+        if (after.kind === 'changed') return placed(path, option, () => renderDelta(after.changed.before, after.changed.after, { full: false }));
         const prev = previousState();
-        return placed(path, option, () => renderDelta(prev, after.same ? prev : after.state, { full: options.full }));
+        return placed(path, option, () => renderDelta(prev, after.kind === 'same' ? prev : after.state, { full: options.full }));
       };
       return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
+      // The report follows jumps through unchanged chains (ownership): the whole states.
       const after = afterState(options, false);
-      const report = after.same || 'changed' in after ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
+      const report = after.kind === 'same' ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },
   };
