@@ -4,7 +4,8 @@
  */
 
 import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
-import { renderFocusedText, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { gatherRuleset, renderFocusedText, renderGathered, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { readChangedChains, type ChangedChains } from '../diff/iptables/aligned.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
 import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
@@ -46,33 +47,57 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    */
   let before: IptablesState | undefined;
   const previousState = (): IptablesState => (before ??= placed(path, option, () => readState(previous.text(), facts)));
-  /** The new state, or `same` when the new ruleset prints the previous text. */
-  const afterState = (options: EmitOptions): { same: true } | { same: false; state: IptablesState } => {
+  /**
+   * The new state: `same` when the new ruleset prints the previous text; else, when the
+   * consumer looks only at chains that differ (`changedOnly`) and the previous text is kpc's
+   * printed form, just the chains that differ on each side (aligned.ts: the 263,000 chains
+   * of 20,000 Services are compared in place, a few made into states); else the whole states.
+   * A previous text the aligned reader does not take is read whole here, before anything is
+   * written, with the errors it always gave.
+   */
+  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains } | { kind: 'whole'; state: IptablesState };
+  function afterState(options: EmitOptions, changedOnly: true): After;
+  function afterState(options: EmitOptions, changedOnly: false): Exclude<After, { kind: 'changed' }>;
+  function afterState(options: EmitOptions, changedOnly: boolean): After {
     const rs = buildRuleset(ir, options);
-    if (previous.matches(renderRuleset(rs))) return { same: true };
+    const printed = gatherRuleset(rs);
+    if (previous.matches(renderGathered(printed))) return { kind: 'same' };
+    if (changedOnly && before === undefined) {
+      const bytes = previous.window();
+      let changed: ChangedChains | undefined;
+      try {
+        changed = bytes === undefined ? undefined : readChangedChains(bytes, printed, facts);
+      } finally {
+        bytes?.close();
+      }
+      if (changed !== undefined) return { kind: 'changed', changed };
+    }
     previousState();
-    return { same: false, state: stateOfRuleset(rs, facts) };
-  };
+    return { kind: 'whole', state: stateOfRuleset(rs, facts) };
+  }
   return {
     // Asked only when the new input has no Service ports (a delta removing them all is refused).
     get serviceEntries() {
       return countServiceRules(previousState());
     },
     delta(options: DeltaOptions): Emitted {
-      // Only what must change, for `iptables-restore --noflush`.
-      const after = afterState(options);
+      // Only what must change, for `iptables-restore --noflush`; with --full every chain of
+      // the new state, so the whole states.
+      const after = options.full ? afterState(options, false) : afterState(options, true);
       // Nothing changed: without --full the delta is empty (every chain is the same); with
       // --full it is every chain of the state the text says, as when it differs.
       const render = (): string => {
-        if (after.same && !options.full) return '';
+        if (after.kind === 'same' && !options.full) return '';
+        if (after.kind === 'changed') return placed(path, option, () => renderDelta(after.changed.before, after.changed.after, { full: false }));
         const prev = previousState();
-        return placed(path, option, () => renderDelta(prev, after.same ? prev : after.state, { full: options.full }));
+        return placed(path, option, () => renderDelta(prev, after.kind === 'same' ? prev : after.state, { full: options.full }));
       };
       return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      const after = afterState(options);
-      const report = after.same ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
+      // The report follows jumps through unchanged chains (ownership): the whole states.
+      const after = afterState(options, false);
+      const report = after.kind === 'same' ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },
   };

@@ -14,13 +14,12 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { ByteWindow } from '../diff/byte-window.js';
 import { DEFAULT_MAX_INPUT_BYTES, readNamedText } from '../parser/input-files.js';
 import type { StdinReader } from './backend.js';
 
 export class PreviousText {
   private decoded: string | undefined;
-  /** The bytes, when read whole (standard input, or a file that is not a regular one). */
-  private bytes: Buffer | undefined;
 
   private constructor(
     private readonly path: string,
@@ -50,6 +49,18 @@ export class PreviousText {
   }
 
   /**
+   * The bytes, for a reader that needs no decoded text and moves forward through them (a
+   * regular file is read a window at a time: its 78 MB are never held, nor decoded), or
+   * undefined when the file cannot be read now (text() then reports why). Close it after use.
+   */
+  window(): ByteWindow | undefined {
+    // Read whole already (standard input, ...): the text's UTF-8 (the same bytes for ASCII; any
+    // other character is bytes of 0x80 and above, which no reader of kpc's own text takes).
+    if (this.decoded !== undefined) return ByteWindow.of(Buffer.from(this.decoded, 'utf8'));
+    return ByteWindow.file(this.path);
+  }
+
+  /**
    * Whether `chunks`, written as UTF-8 one after the other, are exactly the file's bytes. Reads
    * the file piece by piece alongside; stops at the first difference. A file that cannot be read
    * now is "not the same" (text() then reports why).
@@ -60,7 +71,8 @@ export class PreviousText {
       const text = this.decoded;
       let at = 0;
       for (const chunk of chunks) {
-        if (!text.startsWith(chunk, at)) return false;
+        // A slice compared whole (one memory compare), not startsWith (character by character).
+        if (text.slice(at, at + chunk.length) !== chunk) return false;
         at += chunk.length;
       }
       return at === text.length;

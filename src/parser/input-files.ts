@@ -5,7 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { inputFileError, isKpcError, KpcError } from '../errors.js';
 
 /** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
@@ -283,12 +283,20 @@ export type StdinReader = (maxBytes: number) => Uint8Array;
 export function readNamedText(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
   try {
     const bytes = path === '-' ? stdin(maxBytes) : readBoundedFile(path, maxBytes, false);
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    return decodeText(bytes);
   } catch (e) {
     if (isKpcError(e, 'path.unreadable')) throw e.withOption(option);
     if (isKpcError(e, 'input.unreadable')) throw e.inFile(path, option);
     throw e;
   }
+}
+
+/** Bytes as readNamedText decodes them (UTF-8). */
+export function decodeText(bytes: Uint8Array): string {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // ASCII (kpc's own outputs) reads the same in either encoding; latin1 is a plain copy,
+  // utf8 decodes (~0.1–0.3 s for a 78 MB previous output).
+  return isAscii(buffer) ? buffer.toString('latin1') : buffer.toString('utf8');
 }
 
 /** True when `path` names a directory (and not `-`). */

@@ -162,7 +162,7 @@ export interface ChainState {
  * A chain whose rules are made from its text when first asked for: most of the 250,000 chains
  * of a 20,000-Service state are only compared by text, never rule by rule.
  */
-class TextChain implements ChainState {
+export class TextChain implements ChainState {
   private made: RuleState[] | undefined;
 
   constructor(

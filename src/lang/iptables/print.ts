@@ -19,7 +19,7 @@ import { chainName } from './safe-text.js';
 import { NameKeys } from './chain-sort.js';
 
 /** The order of the buckets chains are sorted in (see the file comment). */
-function chainRank(name: string): number {
+export function chainRank(name: string): number {
   if (name === KUBE_NODEPORTS) return 0;
   if (name === KUBE_SERVICES) return 1;
   if (name.startsWith('KUBE-')) return 2;
@@ -36,7 +36,8 @@ function chainRank(name: string): number {
  * few in declaration order, which is allocation order). So sorting and the chain lines read
  * the gathered arrays; only the copying of the text itself goes in name order.
  */
-interface Gathered {
+export interface Gathered {
+  table: Table;
   chains: readonly ChainRules[];
   keys: NameKeys;
   /** Positions in canonical order: bucketed by rank, each bucket sorted by name. */
@@ -47,9 +48,16 @@ interface Gathered {
   ends: Int32Array;
   hasMore: Uint8Array;
   bytes: Float64Array;
+  /** The chain lines (chainLines), made once for whoever asks first. */
+  lines?: string;
 }
 
-function gather(table: Table): Gathered {
+/**
+ * A table's chains in the order they are printed (see Gathered), for a reader that walks a
+ * printed text alongside (diff/iptables/aligned.ts) and then prints the same table
+ * (renderGathered) without gathering it twice. The table must not change after this.
+ */
+export function gather(table: Table): Gathered {
   const chains = table.allChains();
   const n = chains.length;
   const names = new Array<string>(n);
@@ -76,7 +84,7 @@ function gather(table: Table): Gathered {
   const order = buckets.map((bucket, rank) => keys.sort(bucket, rank === 2 ? 1 : 0));
   // Chains declared without a lookup (Table.declareNew) are checked here: the sort sees equal names.
   if (keys.duplicate !== undefined) throw duplicateChain(table.name, keys.duplicate);
-  return { chains, keys, order, blocks, starts, ends, hasMore, bytes };
+  return { table, chains, keys, order, blocks, starts, ends, hasMore, bytes };
 }
 
 const CHAIN_LINE_END = Buffer.from(' - [0:0]\n', 'latin1');
@@ -87,7 +95,8 @@ const BUILTIN_LINE_END = Buffer.from(' ACCEPT [0:0]\n', 'latin1');
  * byte by byte from the names' packed characters (NameKeys.writeName), which lie together,
  * rather than from the name strings, which lie all over the heap.
  */
-function chainLines(g: Gathered): string {
+export function chainLines(g: Gathered): string {
+  if (g.lines !== undefined) return g.lines;
   let size = 0;
   for (const bucket of g.order) for (const i of bucket) size += 1 + g.keys.nameLength(i) + BUILTIN_LINE_END.length;
   const out = Buffer.allocUnsafe(size);
@@ -102,7 +111,7 @@ function chainLines(g: Gathered): string {
       at += end.length;
     }
   }
-  return out.toString('latin1', 0, at);
+  return (g.lines = out.toString('latin1', 0, at));
 }
 
 /** Rule text is joined into output chunks of about this many characters. */
@@ -114,9 +123,8 @@ const CHUNK_CHARS = 1 << 20;
  * of the whole heap; megabyte strings are written (and freed) one at a time. Rules are
  * ASCII (safe-text.ts), so any encoding writes the same bytes.
  */
-function* renderTable(table: Table): Generator<string> {
-  const g = gather(table);
-  yield `*${table.name}\n${chainLines(g)}`;
+function* renderTable(g: Gathered): Generator<string> {
+  yield `*${g.table.name}\n${chainLines(g)}`;
   // Each chain's text is a slice of a block; joining a megabyte of slices at a time copies
   // inside the engine, without a call per chain or one giant string.
   let pieces: string[] = [];
@@ -147,8 +155,24 @@ function* renderTable(table: Table): Generator<string> {
  * published the earlier ones yet: a file is written atomically; stdout gets Array.from.
  */
 export function* renderRuleset(rs: Ruleset): Generator<string> {
-  yield* renderTable(rs.filter);
-  yield* renderTable(rs.nat);
+  yield* renderTable(gather(rs.filter));
+  yield* renderTable(gather(rs.nat));
+}
+
+/** The two tables of a ruleset, gathered (see gather). */
+export interface GatheredRuleset {
+  filter: Gathered;
+  nat: Gathered;
+}
+
+export function gatherRuleset(rs: Ruleset): GatheredRuleset {
+  return { filter: gather(rs.filter), nat: gather(rs.nat) };
+}
+
+/** renderRuleset of a gathered ruleset. */
+export function* renderGathered(g: GatheredRuleset): Generator<string> {
+  yield* renderTable(g.filter);
+  yield* renderTable(g.nat);
 }
 
 /** A rule's jump or goto target (`-j NAME`, `--jump NAME`, `-g NAME`, `--goto NAME`); false alarms are harmless. */

@@ -1,0 +1,213 @@
+/**
+ * readChangedChains (src/diff/iptables/aligned.ts: a previous output read against the new
+ * ruleset, only the differing chains made into states) must give what the slow path gives:
+ *
+ *   - whenever it reads a text, readKpcLayout reads it too (so the slow path would not have
+ *     reported an error), each chain it gives is that chain of readState's state (same name,
+ *     built-in flag, rules and line numbers) or of stateOfRuleset's, every chain it leaves
+ *     out has the same text on both sides, and renderDelta of its states is renderDelta of
+ *     the whole states, byte for byte;
+ *   - any text it does not read (undefined) is left to readState, whose errors (file:line)
+ *     are then the ones they always were (test/diff/iptables/previous-input.test.ts).
+ *
+ * Over pairs of iptables golden outputs, generated clusters (one Service changed, Services
+ * added and removed), and previous texts broken or moved just outside kpc's layout.
+ *
+ * Run alone: `npx vitest run test/diff/iptables/read-aligned.test.ts`.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ByteWindow } from '../../../src/diff/byte-window.js';
+import { readChangedChains } from '../../../src/diff/iptables/aligned.js';
+import { renderDelta } from '../../../src/diff/iptables/delta.js';
+import { readKpcLayout, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../../../src/diff/iptables/state.js';
+import { gatherRuleset, renderRulesetText } from '../../../src/lang/iptables/print.js';
+import { newRuleset, type Ruleset } from '../../../src/lang/iptables/ruleset.js';
+import { generateCluster, renderCluster } from '../../../bench/gen.js';
+import { loadGoldenCases } from '../../helpers/fixtures.js';
+import { runKpc } from '../../helpers/run-kpc.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'kpc-aligned-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A ruleset holding what a text in kpc's printed layout says (declared by name, rules appended in order). */
+function rulesetOf(text: string): Ruleset {
+  const rs = newRuleset();
+  let table: Ruleset['filter'] | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('*')) table = rs[line.slice(1) as 'filter' | 'nat'];
+    else if (line.startsWith(':')) table!.declare(line.slice(1).split(' ')[0]!);
+    else if (line.startsWith('-A ')) {
+      const sp = line.indexOf(' ', 3);
+      table!.append(line.slice(3, sp), line.slice(sp + 1));
+    }
+  }
+  return rs;
+}
+
+function view(state: IptablesState, table: 'filter' | 'nat', name: string) {
+  const c = state.get(table)!.get(name);
+  return c && { name: c.name, builtin: c.builtin, rules: c.rules.map((r) => [r.spec, r.line]) };
+}
+
+/**
+ * The fast reading of `previous` against the ruleset of `next`, checked against the slow one;
+ * whether it read the text.
+ */
+function check(previous: string, next: string, label: string, window?: number): boolean {
+  const rs = rulesetOf(next);
+  const facts = new RuleFacts('IPv4');
+  let bytes = ByteWindow.of(Buffer.from(previous, 'utf8'));
+  if (window !== undefined) {
+    // From a file, a small window at a time (the reader moves it, and reads back, often).
+    const file = join(scratch, 'previous.txt');
+    writeFileSync(file, previous);
+    bytes = ByteWindow.file(file, window)!;
+  }
+  let fast: ReturnType<typeof readChangedChains>;
+  try {
+    fast = readChangedChains(bytes, gatherRuleset(rs), facts);
+  } finally {
+    bytes.close();
+  }
+  if (fast === undefined) return false;
+  const layout = readKpcLayout(previous, new RuleFacts('IPv4'));
+  expect(layout, `${label}: read here, so readKpcLayout must read it`).toBeDefined();
+  const before = readState(previous, new RuleFacts('IPv4'));
+  const after = stateOfRuleset(rs, new RuleFacts('IPv4'));
+  for (const table of ['filter', 'nat'] as const) {
+    for (const [side, part, whole] of [['before', fast.before, before], ['after', fast.after, after]] as const) {
+      for (const name of part.get(table)!.keys()) expect(view(part, table, name), `${label}: ${side} ${table}/${name}`).toEqual(view(whole, table, name));
+    }
+    // Whatever is left out is the same on both sides; built-in chains are always given.
+    const names = new Set([...before.get(table)!.keys(), ...after.get(table)!.keys()]);
+    for (const name of names) {
+      const inFast = fast.before.get(table)!.has(name) || fast.after.get(table)!.has(name);
+      if (inFast) continue;
+      const b = before.get(table)!.get(name);
+      const a = after.get(table)!.get(name);
+      expect(b !== undefined && a !== undefined, `${label}: ${table}/${name} left out but in one side only`).toBe(true);
+      expect(b!.builtin, `${label}: built-in ${table}/${name} left out`).toBe(false);
+      expect(b!.rules.map((r) => r.spec), `${label}: ${table}/${name} left out but differs`).toEqual(a!.rules.map((r) => r.spec));
+    }
+  }
+  const want = renderDelta(before, after, { full: false });
+  expect(renderDelta(fast.before, fast.after, { full: false }), `${label}: delta`).toBe(want);
+  return true;
+}
+
+const outputs = loadGoldenCases()
+  .filter((c) => c.expectedOut !== undefined && /^\*filter\n/.test(c.expectedOut) && !c.expectedOut.includes('\n-I ') && !c.expectedOut.includes('\n-X '))
+  .map((c) => ({ name: c.name, text: c.expectedOut! }))
+  // Whole outputs in kpc's printed order (deltas and other layouts are previous texts below).
+  .filter((o) => renderRulesetText(rulesetOf(o.text)) === o.text);
+
+describe('readChangedChains', () => {
+  it(`reads every pair of iptables golden outputs (${outputs.length}²) as the slow path does`, () => {
+    expect(outputs.length).toBeGreaterThan(30);
+    let read = 0;
+    for (const a of outputs) for (const b of outputs) if (check(a.text, b.text, `${a.name} → ${b.name}`)) read++;
+    // Every one is kpc's printed layout: all read here.
+    expect(read).toBe(outputs.length * outputs.length);
+  }, 60_000);
+
+  // Changes of a previous text that keep it in readKpcLayout's reading or take it out; either
+  // way the result must be the slow path's (check), and those outside must not be read here.
+  const base = outputs.find((o) => o.text.includes(':KUBE-SEP-') && o.text.includes('-A KUBE-SVC-'))!.text;
+  const firstSep = /^-A (KUBE-SEP-\S+) .*$/m.exec(base)!;
+  const mutations: Array<[string, string, 'outside' | 'either']> = [
+    ['a non-ASCII character in a rule', base.replace(firstSep[0], `${firstSep[0]} -m comment --comment "é"`), 'outside'],
+    ['a trailing space', base.replace(firstSep[0], `${firstSep[0]} `), 'outside'],
+    ['a leading space', base.replace(firstSep[0], ` ${firstSep[0]}`), 'outside'],
+    ['a tab', base.replace(firstSep[0], firstSep[0].replace(' ', '\t')), 'outside'],
+    ['a CR', base.replace(/\n/g, '\r\n'), 'outside'],
+    ['a comment line', `# Generated by iptables-save\n${base}`, 'outside'],
+    ['a blank line between rules', base.replace(`${firstSep[0]}\n`, `${firstSep[0]}\n\n`), 'outside'],
+    ['counters', base.replace(firstSep[0], `[0:0] ${firstSep[0]}`), 'outside'],
+    ['an -N line', base.replace(`:${firstSep[1]} - [0:0]`, `-N ${firstSep[1]}`), 'outside'],
+    ['a rule of an undeclared chain', base.replace(firstSep[0], `${firstSep[0]}\n-A KUBE-SEP-ZZZZZZZZZZZZZZZZ -j ACCEPT`), 'outside'],
+    ['a second run of a chain', base.replace('\nCOMMIT\n*nat', '\nCOMMIT\n*nat').replace(/\nCOMMIT\n$/, `\n${firstSep[0]}\nCOMMIT\n`), 'outside'],
+    ['a chain declared twice', base.replace(`:${firstSep[1]} - [0:0]`, `:${firstSep[1]} - [0:0]\n:${firstSep[1]} - [0:0]`), 'outside'],
+    ['a chain declared after rules', base.replace(/\nCOMMIT\n$/, '\n:KUBE-LATE - [0:0]\nCOMMIT\n'), 'outside'],
+    ['a bad chain name', base.replace(`:${firstSep[1]} - [0:0]`, `:${firstSep[1]} - [0:0]\n:KUBE-lower - [0:0]`), 'outside'],
+    ['no COMMIT (a truncated file)', base.slice(0, base.lastIndexOf('COMMIT')), 'outside'],
+    ['a table inside a table', base.replace('COMMIT\n*nat', '*nat'), 'outside'],
+    ['an -A without arguments', base.replace(firstSep[0], `-A ${firstSep[1]}`), 'outside'],
+    ['another table', `${base}*mangle\n:FOO - [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n`, 'outside'],
+    ['nat before filter', base.slice(base.indexOf('*nat')) + base.slice(0, base.indexOf('*nat')), 'outside'],
+    ['chain lines out of order', base.replace(':KUBE-NODEPORTS - [0:0]\n:KUBE-SERVICES - [0:0]\n', ':KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n'), 'either'],
+    ['no newline after the last COMMIT', base.slice(0, -1), 'either'],
+    ['a policy and counters on a built-in chain', base.replace(/^:KUBE-SERVICES - \[0:0\]$/m, ':KUBE-SERVICES - [5:300]'), 'either'],
+    ['a chain of another component, with rules', base.replace(/\nCOMMIT\n$/, '\n-A ZZZ-OTHER -j ACCEPT\nCOMMIT\n').replace(/^(\*nat\n)/m, '$1:ZZZ-OTHER - [0:0]\n'), 'either'],
+    ['a stale per-service chain with rules', base.replace(/^(\*nat\n)/m, '$1').replace(`:${firstSep[1]} - [0:0]`, `:${firstSep[1]} - [0:0]\n:KUBE-SEP-ZZZZZZZZZZZZZZZZ - [0:0]`).replace(/\nCOMMIT\n$/, '\n-A KUBE-SEP-ZZZZZZZZZZZZZZZZ -j ACCEPT\nCOMMIT\n'), 'either'],
+    ['a rule changed in place', base.replace(firstSep[0], firstSep[0].replace('-j ', '-m mark --mark 0x1 -j ')), 'either'],
+    ['a rule that does not parse', base.replace(firstSep[0], `${firstSep[0]} --no-such-option`), 'either'],
+  ];
+  for (const [what, previous, where] of mutations) {
+    it(`a previous text with ${what}: the slow path's result${where === 'outside' ? ', left to it' : ''}`, () => {
+      expect(previous).not.toBe(base);
+      let read: boolean;
+      try {
+        read = check(previous, base, what);
+      } catch (e) {
+        // A delta that fails (a rule that does not parse) must fail alike on the slow path.
+        expect(() => renderDelta(readState(previous, new RuleFacts('IPv4')), stateOfRuleset(rulesetOf(base), new RuleFacts('IPv4')), { full: false })).toThrow((e as Error).message);
+        read = true;
+      }
+      if (where === 'outside') expect(read).toBe(false);
+    });
+  }
+
+  it('reads the previous file through a small window as it reads the bytes whole', () => {
+    for (const [k, a] of outputs.entries()) {
+      const b = outputs[(k + 1) % outputs.length]!;
+      for (const window of [1, 7, 64, 1000]) expect(check(a.text, b.text, `${a.name} → ${b.name}, window ${window}`, window)).toBe(true);
+    }
+    for (const [what, previous] of mutations) {
+      const whole = (() => { try { return check(previous, base, what); } catch (e) { return (e as Error).message; } })();
+      const windowed = (() => { try { return check(previous, base, what, 5); } catch (e) { return (e as Error).message; } })();
+      expect(windowed, what).toBe(whole);
+    }
+  }, 60_000);
+
+  it('reads a previous text with chains only it has, only the new one has, and changed ones', () => {
+    // Every chain of `base` dropped from the new side in turn, and from the previous side.
+    const chains = [...base.matchAll(/^:(\S+) /gm)].map((m) => m[1]!);
+    let read = 0;
+    for (const name of chains) {
+      const without = base
+        .split('\n')
+        .filter((l) => !l.startsWith(`:${name} `) && !l.startsWith(`-A ${name} `))
+        .join('\n');
+      if (check(base, without, `${name} gone`)) read++;
+      if (check(without, base, `${name} new`)) read++;
+    }
+    expect(read).toBe(2 * chains.length);
+  });
+});
+
+describe('readChangedChains on generated clusters', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kpc-aligned-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const compile = async (objects: unknown[], name: string): Promise<string> => {
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, Array.from(renderCluster(objects, 'json')).join(''));
+    const out = join(dir, `${name}.txt`);
+    const r = await runKpc(['compile', '-f', file, '--kube-proxy-version', '1.34', '--hostname-override', 'node-0', '--cluster-cidr', '10.244.0.0/16', '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    return (await import('node:fs')).readFileSync(out, 'utf8');
+  };
+
+  it('one Service changed, Services added and removed (300 Services, 3 seeds)', async () => {
+    for (const seed of [1, 2, 3]) {
+      const base = generateCluster({ services: 300, seed });
+      const changed = generateCluster({ services: 300, seed, variant: 'one-changed' });
+      const fewer = base.filter((o, k) => k % 37 !== 5);
+      const texts = [await compile(base, `b${seed}`), await compile(changed, `c${seed}`), await compile(fewer, `f${seed}`)];
+      for (const [x, a] of texts.entries()) for (const [y, b] of texts.entries()) expect(check(a, b, `seed ${seed}: ${x} → ${y}`)).toBe(true);
+    }
+  }, 120_000);
+});
