@@ -12,7 +12,7 @@
  * diagnostics are those of a file read whole.
  */
 
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { FileText, FileWindow, InputFile, newlineIn, StreamAbandoned, FILE_WINDOW } from './file-window.js';
 import { readSource, type Source } from './input-files.js';
 import { JsonObjects, memorySource, type JsonSource, type ReadOutcome } from './json-objects.js';
@@ -45,6 +45,9 @@ export function openInput(path: string, readStdin: (maxBytes: number) => Uint8Ar
 export function openLargeJSON(path: string, maxBytes: number, whole: () => ReadOutcome): ReadOutcome | undefined {
   let fd: number;
   try {
+    // Looked at before it is opened: opening a FIFO would wait for its writer.
+    const st = statSync(path);
+    if (!st.isFile() || st.size <= FILE_WINDOW.bytes || st.size > maxBytes) return undefined;
     fd = openSync(path, 'r');
   } catch {
     return undefined; // the whole-file reader says why
@@ -52,8 +55,7 @@ export function openLargeJSON(path: string, maxBytes: number, whole: () => ReadO
   let file: InputFile | undefined;
   let handedOver = false;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size <= FILE_WINDOW.bytes || st.size > maxBytes) return undefined;
+    if (!fstatSync(fd).isFile()) return undefined;
     const head = Buffer.alloc(3);
     readSync(fd, head, 0, 3, 0);
     const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
