@@ -36,10 +36,10 @@ const NEWLINE = 0x0a;
 
 export class InputFile {
   private fd: number | undefined;
-  /** The block newlines are searched in (the line index walks forward through it). */
+  /** The block newlines are searched in (the line index walks forward through it), and the part read. */
   private block: Buffer | undefined;
+  private blockRead: Buffer | undefined;
   private blockBase = 0;
-  private blockLength = 0;
 
   /** `skip`: the byte-order mark's length (offsets are the text's, after it). */
   constructor(
@@ -65,15 +65,15 @@ export class InputFile {
   /** The offset of the first `byte` at or after `from`, or -1 (for LineIndex). */
   indexOf(byte: number, from: number): number {
     for (;;) {
-      if (this.block === undefined || from < this.blockBase || from >= this.blockBase + this.blockLength) {
+      if (this.blockRead === undefined || from < this.blockBase || from >= this.blockBase + this.blockRead.length) {
         this.block ??= Buffer.allocUnsafe(1 << 20);
         this.blockBase = from;
-        this.blockLength = this.read(this.block, 0, this.block.length, from);
-        if (this.blockLength === 0) return -1;
+        this.blockRead = this.block.subarray(0, this.read(this.block, 0, this.block.length, from));
+        if (this.blockRead.length === 0) return -1;
       }
-      const k = this.block.subarray(0, this.blockLength).indexOf(byte, from - this.blockBase);
+      const k = this.blockRead.indexOf(byte, from - this.blockBase);
       if (k >= 0) return this.blockBase + k;
-      from = this.blockBase + this.blockLength;
+      from = this.blockBase + this.blockRead.length;
     }
   }
 
@@ -82,6 +82,7 @@ export class InputFile {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.block = undefined;
+    this.blockRead = undefined;
   }
 }
 
@@ -151,11 +152,17 @@ export class FileText {
   private window: Buffer | undefined;
   private windowBase = 0;
   private windowLength = 0;
+  /** The loader is done: a late diagnostic reads its object alone. */
+  private released = false;
 
   constructor(readonly file: InputFile) {}
 
   /** Bytes [start, end) of the text, from the window holding them. */
   bytes(start: number, end: number): Buffer {
+    if (this.released) {
+      const one = Buffer.allocUnsafe(end - start);
+      return one.subarray(0, this.file.read(one, 0, one.length, start));
+    }
     if (this.window === undefined || start < this.windowBase || end > this.windowBase + this.windowLength) {
       const size = Math.max(FILE_WINDOW.bytes, end - start);
       if (this.window === undefined || this.window.length < size) this.window = Buffer.allocUnsafe(size);
@@ -166,6 +173,7 @@ export class FileText {
   }
 
   release(): void {
+    this.released = true;
     this.window = undefined;
     this.file.release();
   }

@@ -107,7 +107,8 @@ function expectStreamed(path: string, window = 1024): void {
   FILE_WINDOW.bytes = WINDOW;
 }
 
-describe('a large JSON file read in pieces', () => {
+// Each case loads a few files twice over (up to a few seconds on a loaded machine).
+describe('a large JSON file read in pieces', { timeout: 60_000 }, () => {
   it('loads a kubectl-indented List as the whole file does, positions included', () => {
     const path = write('list.json', kubectlList(items(300)));
     expectStreamed(path);
