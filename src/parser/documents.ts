@@ -69,7 +69,8 @@ export function openLargeJSON(path: string, maxBytes: number, whole: () => ReadO
     handedOver = true;
     return { json: new JsonObjects(source, scan.objects, whole, new LineIndex(newlineIn(file))) };
   } catch (e) {
-    if (e instanceof StreamAbandoned) return undefined;
+    // Not the plain case, or a read that failed (EIO...): the whole-file reader says what is wrong.
+    if (e instanceof StreamAbandoned || (e as NodeJS.ErrnoException).code !== undefined) return undefined;
     throw e;
   } finally {
     if (!handedOver) {
