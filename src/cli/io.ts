@@ -15,7 +15,7 @@ export { writeBundleDir, type BundleOptions, type DirectoryFile } from './write/
 
 export interface Io {
   /** Write complete machine output (only called once a command has all of it). */
-  stdout(chunks: ReadonlyArray<string | Uint8Array>): void;
+  stdout(chunks: Iterable<string | Uint8Array>): void;
   /** Diagnostics, notes and progress. */
   stderr(text: string): void;
   /** stderr is a terminal: colour and progress allowed there. */

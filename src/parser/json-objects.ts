@@ -36,22 +36,49 @@ export interface ObjectFailure {
 
 const utf8 = new TextDecoder();
 
-export class JsonObjects implements LazyObjects {
-  private readonly text: (start: number, end: number) => string;
+/** Where a JSON input's objects are read from: its bytes in memory, or a large file read in pieces. */
+export interface JsonSource {
+  /** The file name diagnostics show. */
+  readonly name: string;
+  /** Bytes [start, end) of the text (valid until the next call). */
+  bytes(start: number, end: number): Uint8Array;
+  /** The first syntax error in bytes [start, end); asked only of a source in memory (see JsonObjects). */
+  syntaxError?(start: number, end: number): { offset: number; message: string };
+  /** Let go of what it holds (the file is done); it may still be read after, for a late diagnostic. */
+  release?(): void;
+}
 
-  /** `rescan`: the file read again with an exact scan (after a wrong guess), or undefined when the scan was exact. */
+/** A file's bytes in memory. */
+export function memorySource(src: Source): JsonSource {
+  return { name: src.name, bytes: (start, end) => src.bytes.subarray(start, end), syntaxError: (start, end) => findJsonSyntaxError(src.bytes, start, end) };
+}
+
+export class JsonObjects implements LazyObjects {
+  /**
+   * `reread`: how to read the file once an object has failed (again with an exact scan after
+   * a wrong guess, or whole when it was read in pieces), or undefined when the scan was exact
+   * and the failure is the object's own.
+   */
   constructor(
-    private readonly src: Source,
+    private readonly src: JsonSource,
     private readonly ranges: readonly JsonObjectRange[],
-    private readonly rescan: (() => ReadOutcome) | undefined,
+    private readonly reread: (() => ReadOutcome) | undefined,
     private readonly lines: LineIndex,
-  ) {
-    const bytes = src.bytes;
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    // Buffer's UTF-8 slicing is about twice as fast as TextDecoder for small pieces. TextDecoder
-    // also drops a leading byte-order mark, which Buffer keeps: a piece starting with one
-    // (0xEF) still goes through TextDecoder so that JSON.parse sees the same text.
-    this.text = (start, end) => (bytes[start] === 0xef ? utf8.decode(bytes.subarray(start, end)) : buffer.toString('utf8', start, end));
+  ) {}
+
+  /**
+   * Buffer's UTF-8 slicing is about twice as fast as TextDecoder for small pieces. TextDecoder
+   * also drops a leading byte-order mark, which Buffer keeps: a piece starting with one (0xEF)
+   * still goes through TextDecoder so that JSON.parse sees the same text.
+   */
+  private text(start: number, end: number): string {
+    const bytes = this.src.bytes(start, end);
+    return bytes[0] === 0xef ? utf8.decode(bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  }
+
+  /** The file is done: what the source holds can go (the objects' origins may still read it). */
+  release(): void {
+    this.src.release?.();
   }
 
   get count(): number {
@@ -90,7 +117,7 @@ export class JsonObjects implements LazyObjects {
 
   /** How to read the file once an object has failed: again without guesses, or its problem. */
   failure(f: ObjectFailure): ReadOutcome {
-    if (this.rescan) return this.rescan();
+    if (this.reread) return this.reread();
     return { read: { objects: [], diagnostics: [this.problem(f)] } };
   }
 
@@ -105,7 +132,7 @@ export class JsonObjects implements LazyObjects {
       const at = this.lines.at(start);
       return diagnosticAt(this.src.name, at.line, at.column, DEPTH_MESSAGE);
     }
-    const e = findJsonSyntaxError(this.src.bytes, start, end);
+    const e = this.src.syntaxError!(start, end);
     const at = this.lines.at(e.offset);
     return diagnosticAt(this.src.name, at.line, at.column, `JSON: ${e.message}`);
   }
@@ -134,6 +161,8 @@ export interface LazyObjects {
   take(index: number): RawObject | ObjectFailure;
   failure(f: ObjectFailure): ReadOutcome;
   readAll(): ReadResult;
+  /** The loader is done with the file (see JsonObjects.release). */
+  release?(): void;
 }
 
 /**

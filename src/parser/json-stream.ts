@@ -18,6 +18,13 @@
  * JSON (guessObjectEnd). A guess is only a guess until JSON.parse has taken the object: the
  * reader parses every object before trusting the scan, and scans again without guessing at
  * the first one that does not parse. Compact JSON (one line) is scanned byte by byte.
+ *
+ * The bytes may be the whole input or a window of a large file that slides forward
+ * (ScanBytes; file-window.ts): a large `kubectl get -o json` is scanned without being held
+ * whole. Each step of the scan (a top-level key and value, a list item, the space after it)
+ * runs on the window; a step that runs past the window's end throws NEED_MORE, and is run
+ * again from its start once the window reaches further. A step's result does not depend on
+ * where the window ends, so the ranges are the same as from the whole input.
  */
 
 import { TextDecoder } from 'node:util';
@@ -42,15 +49,64 @@ export interface JsonStreamScan {
   guessed: boolean;
 }
 
+/**
+ * The input's bytes as the scan sees them: `buf` holds input bytes [base, base + buf.length);
+ * `eof` says that it reaches the input's end. `more(from)` makes buf hold the bytes from
+ * `from` (or a little before, for the look back at an item's indent) and further on; it is
+ * called only when eof is false.
+ */
+export interface ScanBytes {
+  readonly buf: Uint8Array;
+  readonly base: number;
+  readonly eof: boolean;
+  more(from: number): void;
+}
 
+/** The whole input at once. */
+export function wholeBytes(buf: Uint8Array): ScanBytes {
+  return {
+    buf,
+    base: 0,
+    eof: true,
+    more() {
+      throw new Error('unreachable: the whole input has no more');
+    },
+  };
+}
 
-export function skipJsonSpace(buf: Uint8Array, i: number): number {
+/** Thrown by a step that needs bytes past the window (never escapes the scan). */
+const NEED_MORE = Symbol('need more input');
+
+/** At the window's end: the input's end (-1: cut short), or a step to run again. */
+function cutShort(eof: boolean): -1 {
+  if (!eof) throw NEED_MORE;
+  return -1;
+}
+
+/**
+ * Run a step at input offset `from`: `fn` gets the window, `from` within it, eof and the
+ * window's base. When the step needs more than the window holds, the window slides and the
+ * step runs again.
+ */
+function step<T>(src: ScanBytes, from: number, fn: (buf: Uint8Array, i: number, eof: boolean, base: number) => T): T {
+  for (;;) {
+    try {
+      return fn(src.buf, from - src.base, src.eof, src.base);
+    } catch (e) {
+      if (e !== NEED_MORE) throw e;
+      src.more(from);
+    }
+  }
+}
+
+function skipSpace(buf: Uint8Array, i: number, eof: boolean): number {
   while (i < buf.length && isJsonSpace(buf[i])) i++;
+  if (i >= buf.length) cutShort(eof);
   return i;
 }
 
 /** Index just past the string starting at `i` (which holds a quote); -1 when cut short. */
-function skipString(buf: Uint8Array, i: number): number {
+function skipString(buf: Uint8Array, i: number, eof: boolean): number {
   let j = i + 1;
   while (j < buf.length) {
     const b = buf[j]!;
@@ -58,20 +114,21 @@ function skipString(buf: Uint8Array, i: number): number {
     else if (b === QUOTE) return j + 1;
     else j++;
   }
-  return -1;
+  return cutShort(eof);
 }
 
 /** Index just past the JSON value starting at `i`; -1 when malformed or cut short. */
-function skipValue(buf: Uint8Array, i: number): number {
+function skipValue(buf: Uint8Array, i: number, eof: boolean): number {
+  if (i >= buf.length) return cutShort(eof);
   const b = buf[i];
-  if (b === QUOTE) return skipString(buf, i);
+  if (b === QUOTE) return skipString(buf, i, eof);
   if (b === OPEN_BRACE || b === OPEN_BRACKET) {
     let depth = 0;
     let j = i;
     while (j < buf.length) {
       const c = buf[j]!;
       if (c === QUOTE) {
-        j = skipString(buf, j);
+        j = skipString(buf, j, eof);
         if (j < 0) return -1;
         continue;
       }
@@ -82,17 +139,18 @@ function skipValue(buf: Uint8Array, i: number): number {
       }
       j++;
     }
-    return -1;
+    return cutShort(eof);
   }
   // number, true, false, null
   let j = i;
   while (j < buf.length && !isJsonSpace(buf[j]) && buf[j] !== COMMA && buf[j] !== CLOSE_BRACE && buf[j] !== CLOSE_BRACKET) j++;
+  if (j >= buf.length) cutShort(eof);
   return j > i ? j : -1;
 }
 
 /** True when what follows an item ending at `end` is ',' or ']'. */
-function isItemEnd(buf: Uint8Array, end: number): boolean {
-  const next = buf[skipJsonSpace(buf, end)];
+function isItemEnd(buf: Uint8Array, end: number, eof: boolean): boolean {
+  const next = buf[skipSpace(buf, end, eof)];
   return next === COMMA || next === CLOSE_BRACKET;
 }
 
@@ -104,8 +162,10 @@ function isItemEnd(buf: Uint8Array, end: number): boolean {
  * its line and its `}` first on a later line, indented as far as the `{`; nothing in between
  * is indented that little. Newlines never occur inside JSON strings, so this needs no look
  * at the content: a search for '}' (native, memchr speed) and a look at the spaces before each.
+ * (An indent reaching back past a window's start gives no hint: the scan goes on exactly.)
  */
-function guessObjectEnd(buf: Uint8Array, i: number): number | undefined {
+function guessObjectEnd(buf: Uint8Array, i: number, eof: boolean): number | undefined {
+  if (i + 1 >= buf.length) cutShort(eof);
   if (buf[i] !== OPEN_BRACE || buf[i + 1] !== NEWLINE) return undefined;
   let lineStart = i;
   while (lineStart > 0 && buf[lineStart - 1] === SPACE) lineStart--;
@@ -116,6 +176,7 @@ function guessObjectEnd(buf: Uint8Array, i: number): number | undefined {
     while (spaces < indent && buf[k - spaces - 1] === SPACE) spaces++;
     if (spaces === indent && buf[k - spaces - 1] === NEWLINE) return k + 1;
   }
+  cutShort(eof);
   return undefined;
 }
 
@@ -128,19 +189,26 @@ interface TopLevel {
   items: Array<[number, number]> | undefined;
 }
 
+interface ScanState {
+  guessing: boolean;
+  guessed: boolean;
+}
+
 /**
  * Scan the JSON stream: every top-level value, and the items of those that are lists. Returns
  * undefined when the text is not a well-formed stream of objects (the caller then finds the
  * error and its position with findJsonSyntaxError). With `guessItemEnds`, item ends come
  * from the layout while it keeps making sense (see guessObjectEnd and the file comment).
+ * Offsets are the input's (a window's base added).
  */
-export function scanJsonStream(buf: Uint8Array, guessItemEnds: boolean): JsonStreamScan | undefined {
+export function scanJsonStream(input: Uint8Array | ScanBytes, guessItemEnds: boolean): JsonStreamScan | undefined {
+  const src = input instanceof Uint8Array ? wholeBytes(input) : input;
   const objects: JsonObjectRange[] = [];
-  const state = { guessing: guessItemEnds, guessed: false };
+  const state: ScanState = { guessing: guessItemEnds, guessed: false };
   const decoder = new TextDecoder();
-  for (let i = skipJsonSpace(buf, 0); i < buf.length; i = skipJsonSpace(buf, i)) {
-    if (buf[i] !== OPEN_BRACE) return undefined;
-    const top = scanTopLevel(buf, i, state, decoder);
+  for (let i = nextValue(src, 0); i >= 0; i = nextValue(src, i)) {
+    if (byteAt(src, i) !== OPEN_BRACE) return undefined;
+    const top = scanTopLevel(src, i, state, decoder);
     if (!top) return undefined;
     if (top.items !== undefined && top.kind?.endsWith('List')) {
       const inherit = listItemType(top.kind, top.apiVersion);
@@ -153,66 +221,105 @@ export function scanJsonStream(buf: Uint8Array, guessItemEnds: boolean): JsonStr
   return { objects, guessed: state.guessed };
 }
 
-/** One top-level object at `i` (a `{`): its end, its kind and apiVersion, its items. */
-function scanTopLevel(buf: Uint8Array, start: number, state: { guessing: boolean; guessed: boolean }, decoder: TextDecoder): TopLevel | undefined {
+/** The offset of the next top-level value at or after `i`, or -1 at the input's end. */
+function nextValue(src: ScanBytes, i: number): number {
+  return step(src, i, (buf, r, eof, base) => {
+    while (r < buf.length && isJsonSpace(buf[r])) r++;
+    if (r < buf.length) return base + r;
+    return cutShort(eof);
+  });
+}
+
+/** The byte at input offset `i` (read within a step), undefined past the input's end. */
+function byteAt(src: ScanBytes, i: number): number | undefined {
+  return step(src, i, (buf, r, eof) => {
+    if (r >= buf.length) cutShort(eof);
+    return buf[r];
+  });
+}
+
+/** One top-level object at `start` (a `{`): its end, its kind and apiVersion, its items. */
+function scanTopLevel(src: ScanBytes, start: number, state: ScanState, decoder: TextDecoder): TopLevel | undefined {
   const top: TopLevel = { end: -1, kind: undefined, apiVersion: undefined, items: undefined };
-  let i = skipJsonSpace(buf, start + 1);
-  if (buf[i] === CLOSE_BRACE) {
+  let i = step(src, start + 1, (buf, r, eof, base) => base + skipSpace(buf, r, eof));
+  if (byteAt(src, i) === CLOSE_BRACE) {
     top.end = i + 1;
     return top;
   }
   for (;;) {
-    if (buf[i] !== QUOTE) return undefined;
-    const keyEnd = skipString(buf, i);
-    if (keyEnd < 0) return undefined;
-    const key = decoder.decode(buf.subarray(i + 1, keyEnd - 1));
-    i = skipJsonSpace(buf, keyEnd);
-    if (buf[i] !== COLON) return undefined;
-    i = skipJsonSpace(buf, i + 1);
-    if (key === 'items' && buf[i] === OPEN_BRACKET) {
-      const items = scanItems(buf, i, state);
+    // The key, and where its value starts.
+    const key = step(src, i, (buf, r, eof, base) => {
+      if (r >= buf.length) cutShort(eof);
+      if (buf[r] !== QUOTE) return undefined;
+      const keyEnd = skipString(buf, r, eof);
+      if (keyEnd < 0) return undefined;
+      const colon = skipSpace(buf, keyEnd, eof);
+      if (buf[colon] !== COLON) return undefined;
+      return { name: decoder.decode(buf.subarray(r + 1, keyEnd - 1)), value: base + skipSpace(buf, colon + 1, eof) };
+    });
+    if (!key) return undefined;
+    if (key.name === 'items' && byteAt(src, key.value) === OPEN_BRACKET) {
+      const items = scanItems(src, key.value, state);
       if (!items) return undefined;
       top.items = items.ranges;
       i = items.end;
     } else {
-      const end = skipValue(buf, i);
-      if (end < 0) return undefined;
-      if (buf[i] === QUOTE && key === 'kind') top.kind = decoder.decode(buf.subarray(i + 1, end - 1));
-      if (buf[i] === QUOTE && key === 'apiVersion') top.apiVersion = decoder.decode(buf.subarray(i + 1, end - 1));
-      i = end;
+      const value = step(src, key.value, (buf, r, eof, base) => {
+        const end = skipValue(buf, r, eof);
+        if (end < 0) return undefined;
+        const text = buf[r] === QUOTE && (key.name === 'kind' || key.name === 'apiVersion') ? decoder.decode(buf.subarray(r + 1, end - 1)) : undefined;
+        return { end: base + end, text };
+      });
+      if (!value) return undefined;
+      if (value.text !== undefined && key.name === 'kind') top.kind = value.text;
+      if (value.text !== undefined && key.name === 'apiVersion') top.apiVersion = value.text;
+      i = value.end;
     }
-    i = skipJsonSpace(buf, i);
-    if (buf[i] === COMMA) {
-      i = skipJsonSpace(buf, i + 1);
+    // What follows the value: ',' and the next key, or the object's '}'.
+    const next = step(src, i, (buf, r, eof, base) => {
+      const at = skipSpace(buf, r, eof);
+      if (buf[at] === COMMA) return { comma: true, at: base + skipSpace(buf, at + 1, eof) };
+      return { comma: false, at: buf[at] === CLOSE_BRACE ? base + at : -1 };
+    });
+    if (next.comma) {
+      i = next.at;
       continue;
     }
-    if (buf[i] !== CLOSE_BRACE) return undefined;
-    top.end = i + 1;
+    if (next.at < 0) return undefined;
+    top.end = next.at + 1;
     return top;
   }
 }
 
-/** The elements of the array at `i` (a `[`), and the index just past it. */
-function scanItems(buf: Uint8Array, open: number, state: { guessing: boolean; guessed: boolean }): { ranges: Array<[number, number]>; end: number } | undefined {
+/** The elements of the array at `open` (a `[`), and the offset just past it. */
+function scanItems(src: ScanBytes, open: number, state: ScanState): { ranges: Array<[number, number]>; end: number } | undefined {
   const ranges: Array<[number, number]> = [];
-  let i = skipJsonSpace(buf, open + 1);
-  if (buf[i] === CLOSE_BRACKET) return { ranges, end: i + 1 };
+  let i = step(src, open + 1, (buf, r, eof, base) => base + skipSpace(buf, r, eof));
+  if (byteAt(src, i) === CLOSE_BRACKET) return { ranges, end: i + 1 };
   for (;;) {
-    let end = state.guessing ? guessObjectEnd(buf, i) : undefined;
-    // A guess must at least be followed by ',' or ']'; at the first that is not, or when
-    // there is none, the rest of the input is scanned byte by byte.
-    if (end !== undefined && !isItemEnd(buf, end)) end = undefined;
-    if (end === undefined) {
-      state.guessing = false;
-      end = skipValue(buf, i);
-      if (end < 0) return undefined;
-    } else {
-      state.guessed = true;
-    }
-    ranges.push([i, end]);
-    i = skipJsonSpace(buf, end);
-    if (buf[i] === COMMA) i = skipJsonSpace(buf, i + 1);
-    else if (buf[i] === CLOSE_BRACKET) return { ranges, end: i + 1 };
+    // One item: its end (guessed or found), and what follows it. The state changes only once
+    // the step is done (a step may run more than once).
+    const item = step(src, i, (buf, r, eof, base) => {
+      let end = state.guessing ? guessObjectEnd(buf, r, eof) : undefined;
+      // A guess must at least be followed by ',' or ']'; at the first that is not, or when
+      // there is none, the rest of the input is scanned byte by byte.
+      if (end !== undefined && !isItemEnd(buf, end, eof)) end = undefined;
+      const guessed = end !== undefined;
+      if (end === undefined) {
+        end = skipValue(buf, r, eof);
+        if (end < 0) return undefined;
+      }
+      const after = skipSpace(buf, end, eof);
+      const sep = buf[after];
+      const next = sep === COMMA ? skipSpace(buf, after + 1, eof) : after;
+      return { end: base + end, guessed, sep, next: base + next };
+    });
+    if (!item) return undefined;
+    if (item.guessed) state.guessed = true;
+    else state.guessing = false;
+    ranges.push([i, item.end]);
+    if (item.sep === COMMA) i = item.next;
+    else if (item.sep === CLOSE_BRACKET) return { ranges, end: item.next + 1 };
     else return undefined;
   }
 }

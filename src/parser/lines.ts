@@ -23,9 +23,15 @@ export class LineIndex {
 
   private readonly nextNewline: (from: number) => number;
 
-  /** Over a file's bytes (columns in bytes) or over decoded text (columns in UTF-16 units). */
-  constructor(source: Uint8Array | string) {
-    this.nextNewline = typeof source === 'string' ? (from) => source.indexOf('\n', from) : (from) => source.indexOf(NEWLINE, from);
+  /**
+   * Over a file's bytes (columns in bytes), over decoded text (columns in UTF-16 units), or
+   * over a file read in pieces (the offset of the next newline at or after `from`, or -1).
+   */
+  constructor(source: Uint8Array | string | ((from: number) => number)) {
+    this.nextNewline =
+      typeof source === 'function' ? source
+      : typeof source === 'string' ? (from) => source.indexOf('\n', from)
+      : (from) => source.indexOf(NEWLINE, from);
   }
 
   /** 1-based line and column of a byte offset (columns in bytes). */

@@ -4,8 +4,8 @@
  */
 
 import { formatFieldPath, locateError, type Diagnostic, type FieldError, type ObjectOrigin } from '../diagnostics.js';
-import { openDocuments, type LazyObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
-import { expandPaths, readSource, type PathsSeen } from './input-files.js';
+import { openInput, type LazyObjects, type ReadOutcome, type ReadResult, type RawObject } from './documents.js';
+import { expandPaths, type PathsSeen } from './input-files.js';
 import { diagnosticsOf, isKpcError } from '../errors.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
@@ -126,7 +126,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
   for (const file of files) {
     let fileResult: FileResult;
     try {
-      const opened = timed('read', () => openDocuments(readSource(file, options.readStdin, options.maxInputBytes)));
+      const opened = timed('read', () => openInput(file, options.readStdin, options.maxInputBytes));
       fileResult = loadOpened(file, opened, result, options);
     } catch (e) {
       if (isKpcError(e, 'input.unreadable')) {
@@ -195,10 +195,14 @@ function loadJsonObjects(file: string, items: LazyObjects, before: LoadResult, o
   options.progress?.(`reading ${file}: ${items.count} objects`);
   for (let i = 0; i < items.count; i++) {
     const item = timed('read', () => items.take(i));
-    if ('failed' in item) return loadOpened(file, timed('read', () => items.failure(item)), before, options);
+    if ('failed' in item) {
+      items.release?.();
+      return loadOpened(file, timed('read', () => items.failure(item)), before, options);
+    }
     if (errorLimitReached(out, options)) continue;
     decodeInto(out, item, options, items.count > 1);
   }
+  items.release?.();
   return out;
 }
 

@@ -19,7 +19,7 @@ import type { Diagnostic, ObjectOrigin } from '../diagnostics.js';
 import { locateError } from '../diagnostics.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { isJsonSpace } from './json-bytes.js';
-import { JsonObjects } from './json-objects.js';
+import { JsonObjects, memorySource } from './json-objects.js';
 import { LineIndex } from './lines.js';
 import { fillNamespace } from './load.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
@@ -302,7 +302,7 @@ export function readEvent(piece: EventPiece, options: EventReadOptions): ReadEve
   }
   const src = { name: options.name, bytes: piece.bytes.subarray(range.start, range.end) };
   const objectLines = new ShiftedLines(src.bytes, lines.at(range.start).line, lines.at(range.start).column);
-  const objects = new JsonObjects(src, [{ start: 0, end: src.bytes.length }], undefined, objectLines);
+  const objects = new JsonObjects(memorySource(src), [{ start: 0, end: src.bytes.length }], undefined, objectLines);
   const raw = objects.take(0);
   if ('failed' in raw) {
     const failed = objects.failure(raw);

@@ -6,6 +6,7 @@
 
 import { EXIT, usageError } from '../../errors.js';
 import { explainWriteErrors, writeBundleDir, writeOutputFile, type Io } from '../io.js';
+import { Spool } from '../write/spool.js';
 import { backendFor, PROXY_MODES, type Emitted } from '../../modes/index.js';
 import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
@@ -82,7 +83,7 @@ export function runCompile(flags: CompileFlags, io: Io): number {
 
 /**
  * The output, made as it is written (timed as emit): a text streams into an atomically written
- * file, or goes to stdout once all of it is made; a bundle goes into its directory, or to stdout
+ * file, or goes to stdout once all of it is made (write/spool.ts); a bundle goes into its directory, or to stdout
  * as one script with the parts inline.
  */
 function writeEmitted(emitted: Emitted, output: string | undefined, io: Io, progress: Progress): void {
@@ -92,9 +93,15 @@ function writeEmitted(emitted: Emitted, output: string | undefined, io: Io, prog
     if (output !== undefined) {
       timed('write', () => writeOutput(output, rendered));
     } else {
-      const all = Array.from(rendered);
-      progress.done();
-      timed('write', () => io.stdout(all));
+      // stdout gets the output only once all of it is made (held in a spool till then).
+      const spool = new Spool();
+      try {
+        for (const chunk of rendered) spool.add(chunk);
+        progress.done();
+        timed('write', () => io.stdout(spool.contents()));
+      } finally {
+        spool.release();
+      }
     }
   } else if (output !== undefined) {
     const files = timed('emit', out.files);

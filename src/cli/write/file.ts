@@ -26,6 +26,7 @@ import { failingAs } from './errors.js';
 import { fsyncDirectory, newTag, processAlive, releaseScratch, tempName, tempPattern, writeAll } from './low.js';
 import { deferSignalsWhileWriting } from './signals.js';
 import { resolveTarget } from './target.js';
+import { Spool } from './spool.js';
 
 /** A write refused or failed: the user's to fix (a path, a full disk), exit 2. */
 const outputError = (message: string) => new KpcError('usage', 'output.write', message);
@@ -58,20 +59,25 @@ export function named(path: string, resolved: string): string {
 }
 
 /**
- * A stream target: the whole text is made first (a failure while making it writes nothing),
- * then written. A failure part way is reported as such (what was written is incomplete).
+ * A stream target: the whole text is made first (a failure while making it writes nothing;
+ * held in a spool, spool.ts), then written. A failure part way is reported as such (what was written is incomplete).
  */
 function writeStream(fd: number | undefined, path: string | undefined, chunks: Chunks): void {
-  const all = Array.from(chunks);
-  const own = fd === undefined;
-  const out = fd ?? failingAs('unchanged', () => openSync(path!, constants.O_WRONLY | constants.O_NOCTTY));
+  const all = new Spool();
   try {
-    failingAs('incomplete', () => {
-      for (const c of all) writeAll(out, c);
-    });
+    for (const c of chunks) all.add(c);
+    const own = fd === undefined;
+    const out = fd ?? failingAs('unchanged', () => openSync(path!, constants.O_WRONLY | constants.O_NOCTTY));
+    try {
+      failingAs('incomplete', () => {
+        for (const c of all.contents()) writeAll(out, c);
+      });
+    } finally {
+      releaseScratch();
+      if (own) closeSync(out);
+    }
   } finally {
-    releaseScratch();
-    if (own) closeSync(out);
+    all.release();
   }
 }
 

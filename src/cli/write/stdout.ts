@@ -16,7 +16,7 @@ import { explainWriteErrors, failingAs, WriteFailure } from './errors.js';
 import { releaseScratch, writeAll } from './low.js';
 
 export interface StdoutWriter {
-  write(chunks: ReadonlyArray<string | Uint8Array>): void;
+  write(chunks: Iterable<string | Uint8Array>): void;
   readonly isTTY: boolean;
 }
 

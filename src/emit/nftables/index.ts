@@ -13,7 +13,7 @@
 import type { ProxyIR, ServicePort } from '../../ir/model.js';
 import { planContext, planServicePort } from '../../ir/plan.js';
 import { cidrContains, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
-import { renderTransaction, renderTransactionText, type NftTransaction } from '../../lang/nftables/index.js';
+import { renderOperations, renderTransactionText, type NftTransaction } from '../../lang/nftables/index.js';
 import { syncContext } from './context.js';
 import { nodePortIPs, writeSetup } from './fixed.js';
 import { ElementStore, writeServicePort } from './service-port.js';
@@ -24,6 +24,16 @@ export interface NftablesOptions {
 }
 
 export function buildTransaction(ir: ProxyIR, options: NftablesOptions): NftTransaction {
+  const steps = writeTransaction(ir, options);
+  for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+}
+
+/**
+ * The transaction, written step by step into one NftTransaction: the fixed part, then each
+ * service port's commands (each step yields the transaction so far; the caller may take the
+ * operations written, emitNftables does). Returns the transaction at the end.
+ */
+function* writeTransaction(ir: ProxyIR, options: NftablesOptions): Generator<NftTransaction, NftTransaction> {
   const ctx = syncContext(ir);
   if (options.standalone) {
     ctx.tx.add({ kind: 'table' });
@@ -36,14 +46,30 @@ export function buildTransaction(ir: ProxyIR, options: NftablesOptions): NftTran
     return cidrs.some((c) => cidrContains(c, ip)) && !isLoopback(ip);
   });
   writeSetup(ctx, ips);
+  yield ctx.tx;
   const store = new ElementStore();
   const planning = planContext(ir);
-  for (const sp of ir.servicePorts) writeServicePort(ctx, store, planServicePort(sp, planning));
+  for (const sp of ir.servicePorts) {
+    writeServicePort(ctx, store, planServicePort(sp, planning));
+    yield ctx.tx;
+  }
   return ctx.tx;
 }
 
-export function emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<string> {
-  return renderTransaction(buildTransaction(ir, options));
+/** Operations per rendered chunk. */
+const CHUNK_OPERATIONS = 4096;
+
+/**
+ * The transaction's text, rendered as it is written: the operations of each chunk are
+ * printed and let go. At 100,000 Services the whole transaction was ~10 million operation
+ * objects (~1.5 GB of heap) alive at once before the first line was printed.
+ */
+export function* emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<string> {
+  let tx: NftTransaction | undefined;
+  for (tx of writeTransaction(ir, options)) {
+    if (tx.length >= CHUNK_OPERATIONS) yield renderOperations(tx.family, tx.table, tx.take());
+  }
+  if (tx && tx.length > 0) yield renderOperations(tx.family, tx.table, tx.take());
 }
 
 export function emitNftablesText(ir: ProxyIR, options: NftablesOptions): string {

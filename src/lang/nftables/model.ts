@@ -73,7 +73,8 @@ export interface NftOperation {
 
 /** A transaction for one table: the operations in order. */
 export class NftTransaction {
-  readonly ops: NftOperation[] = [];
+  /** The operations written (and not taken), in order. */
+  ops: NftOperation[] = [];
 
   constructor(
     readonly family: NftFamily,
@@ -92,7 +93,14 @@ export class NftTransaction {
     this.ops.push({ verb: 'delete', object });
   }
 
-  /** knftables NumOperations(). */
+  /** The operations written so far, taken out (a transaction printed as it is made). */
+  take(): NftOperation[] {
+    const ops = this.ops;
+    this.ops = [];
+    return ops;
+  }
+
+  /** knftables NumOperations() (of the operations not taken). */
   get length(): number {
     return this.ops.length;
   }

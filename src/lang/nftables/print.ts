@@ -71,6 +71,13 @@ export function printOperation(family: NftFamily, table: string, op: NftOperatio
   }
 }
 
+/** Operations' lines, each ending in a newline. */
+export function renderOperations(family: NftFamily, table: string, ops: readonly NftOperation[]): string {
+  let text = '';
+  for (const op of ops) text += printOperation(family, table, op) + '\n';
+  return text;
+}
+
 /** The transaction's text, one line per operation, each ending in a newline. */
 export function* renderTransaction(tx: NftTransaction, chunkLines = 4096): Iterable<string> {
   let chunk: string[] = [];
