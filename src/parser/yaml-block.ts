@@ -105,8 +105,12 @@ export interface BlockList {
  * young instead of every raw item staying alive (and being copied and marked by the garbage
  * collector) until the last one is read — as JSON input is read (json-objects.ts).
  */
-export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }): { list: BlockList } | { documents: FastDocument[] } | undefined {
-  if (!readable(text)) return undefined;
+export function openYAMLBlock(
+  text: string,
+  limits: { maxScalarBytes: number },
+  options: { anchors?: boolean } = {},
+): { list: BlockList } | { documents: FastDocument[] } | undefined {
+  if (!readable(text, options.anchors === true)) return undefined;
   try {
     const reader = new BlockReader(text, limits.maxScalarBytes, true);
     const docs = reader.documents();
@@ -142,10 +146,19 @@ export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }):
   }
 }
 
-/** No anchor may hide in the text, and no character the reader does not take on. */
-function readable(text: string): boolean {
+/**
+ * No anchor may hide in the text (unless `anchors`), and no character the reader does not take on.
+ *
+ * With `anchors`, a text that may hold anchors is read too: the reader gives up on any node
+ * that starts with `&`, `*` or `!` (none may start a plain scalar or a key, and nothing else
+ * it reads starts with one), so an item or document holding a real anchor, alias or tag is
+ * never read by it; what it does read holds none (a `&` or `*` inside a scalar is content,
+ * to js-yaml as to it). For openYAMLBlock's `list`, where the items holding them are read
+ * another way (yaml-anchored-list.ts).
+ */
+function readable(text: string, anchors = false): boolean {
   // mayHoldAnchors can only match where `&` or `*` is: most inputs have neither.
-  if ((text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
+  if (!anchors && (text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
   // Other characters are checked where the reader reads them (scalars and keys: see `odd`);
   // comments it skips, as js-yaml does, but js-yaml refuses a NUL anywhere, ends a comment at
   // a lone CR, and drops a leading BOM (which would shift every position).

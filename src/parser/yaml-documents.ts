@@ -1,7 +1,9 @@
 /**
  * YAML input: a stream of documents (`---`), each an object or a List. Read by a fast path
- * (js-yaml, for plain YAML) or, when a document is not plain (anchors, aliases, merge keys,
- * problems to report), by the `yaml` package, which gives every problem its position.
+ * (the block reader, yaml-block.ts, then js-yaml, for plain YAML) or, when a document is not
+ * plain (anchors, aliases, merge keys, problems to report), by the `yaml` package, which gives
+ * every problem its position (yaml-precise.ts). A List is read item by item, its items with
+ * anchors too (yaml-anchored-list.ts).
  *
  * Defences, because manifests may come from anywhere: aliases are expanded with a budget
  * (billion laughs), nesting depth, line length and scalar size are capped, and plain scalars
@@ -12,8 +14,9 @@
 import { LineIndex } from './lines.js';
 import { diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
+import { openAnchoredList } from './yaml-anchored-list.js';
 import { openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
-import { anchorTokens, isCleanValue, mayHoldAnchors, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
+import { anchorTokens, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseItemFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 import { fastLocator, linePiece, lineStartOf, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
 
 /**
@@ -30,7 +33,14 @@ const MAX_PRECISE_YAML_BYTES = 32 << 20;
 export function openYAML(name: string, text: string): ReadOutcome {
   const block = openYAMLBlock(text, LIMITS);
   if (block && 'list' in block) return { json: new YamlListObjects(name, text, block.list) };
-  return { read: readYAMLFrom(name, text, block ? block.documents : parseYAMLFast(text, LIMITS)) };
+  if (block) return { read: readYAMLFrom(name, text, block.documents) };
+  if (mayHoldAnchors(text) && !mayHoldDirectives(text)) {
+    // A List with anchors: item by item too, only the items tied to anchors read precisely.
+    const anchored = openYAMLBlock(text, LIMITS, { anchors: true });
+    const list = anchored && 'list' in anchored ? openAnchoredList(name, text, anchored.list, () => readYAMLFrom(name, text, undefined)) : undefined;
+    if (list) return { json: list };
+  }
+  return { read: readYAMLFrom(name, text, parseYAMLFast(text, LIMITS)) };
 }
 
 /** A YAML List's items, each read by the block reader when taken (see LazyObjects). */
@@ -56,32 +66,13 @@ class YamlListObjects implements LazyObjects {
     let spans = this.list.spans;
     if (value === undefined) {
       // The block reader gave up on this item: js-yaml reads the item's lines alone.
-      const alone = this.itemByJsYaml(index);
+      const { start, end } = this.list.itemRange(index);
+      const alone = parseItemFast(this.text, start, end, LIMITS);
       if (!alone) return { failed: 'syntax', index };
       ({ value, spans } = alone);
     }
     inheritListType(value, this.type);
     return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
-  }
-
-  /**
-   * Item `index` as js-yaml reads it in the whole text (the fast path), from its lines alone:
-   * they are a sequence at column 0 of one item, read as the List's sequence reads it (the
-   * same indentation; the item ends where the next line at column 0 starts, which is where
-   * its lines end). It is one level less deep alone, so the depth limit is one less; its span
-   * is shifted by where its lines start. Undefined when js-yaml refuses the lines or the item
-   * is not clean: the whole file is then not clean for the fast path either.
-   */
-  private itemByJsYaml(index: number): { value: unknown; spans: FastDocument['spans'] } | undefined {
-    const { start, end } = this.list.itemRange(index);
-    const docs = parseYAMLFastUnchecked(this.text.slice(start, end), { maxDepth: LIMITS.maxDepth - 1, maxScalarBytes: LIMITS.maxScalarBytes });
-    if (!docs || docs.length !== 1 || !Array.isArray(docs[0]!.value) || docs[0]!.value.length !== 1) return undefined;
-    const value: unknown = docs[0]!.value[0];
-    if (!isCleanValue(value, LIMITS.maxScalarBytes)) return undefined;
-    const spans = new WeakMap<object, { start: number; end: number }>();
-    const span = value !== null && typeof value === 'object' ? docs[0]!.spans.get(value) : undefined;
-    if (span) spans.set(value as object, { start: span.start + start, end: span.end + start });
-    return { value, spans };
   }
 
   /** Read the file as if the block reader had given up on it from the start. */
@@ -146,6 +137,8 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
 
 /**
  * A file that holds anchors or aliases, read with the precise path only where they are.
+ * (A single List at column 0 is first tried item by item, without js-yaml reading the whole
+ * text: yaml-anchored-list.ts, which gives what this gives or gives up to this.)
  *
  * js-yaml reads the whole text first (as the fast path does), giving every document and
  * every List item its span. The possible anchors and aliases (`&name`, `*name` wherever a
@@ -164,7 +157,7 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
  * the group as in the whole document.
  */
 function readYAMLMixed(name: string, text: string): ReadResult | undefined {
-  if (/^%/m.test(text)) return undefined; // directives: documents are not independent
+  if (mayHoldDirectives(text)) return undefined; // directives: documents are not independent
   const docs = parseYAMLFastUnchecked(text, LIMITS);
   if (!docs) return undefined;
   const tokens = anchorTokens(text);

@@ -54,8 +54,20 @@ export function linePiece(text: string, start: number, end: number): Piece {
  * a List item's `- ` lines) or as the one piece's document. Undefined on any problem.
  */
 export function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq: boolean): { values: unknown[]; locators: Locator[] } | undefined {
+  return readJoined(joinPieces(text, lines, pieces), seq);
+}
+
+/** Pieces of the file as one text (each piece ending with a newline), and where their lines are in the file. */
+export interface JoinedPieces {
+  text: string;
+  count: number;
+  /** The joined text's line `at` is the file's `fileLine`, one entry per piece. */
+  pieceLine: Array<{ at: number; fileLine: number }>;
+}
+
+export function joinPieces(text: string, lines: LineIndex, pieces: Piece[]): JoinedPieces {
   let joined = '';
-  const pieceLine: Array<{ at: number; fileLine: number }> = []; // the joined text's line `at` is the file's `fileLine`
+  const pieceLine: Array<{ at: number; fileLine: number }> = [];
   let lineCount = 1;
   for (const p of pieces) {
     let body = text.slice(p.start, p.end);
@@ -64,6 +76,12 @@ export function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq:
     joined += body;
     for (let i = body.indexOf('\n'); i >= 0; i = body.indexOf('\n', i + 1)) lineCount++;
   }
+  return { text: joined, count: pieces.length, pieceLine };
+}
+
+/** readPieces, given the pieces joined. */
+export function readJoined(pieces: JoinedPieces, seq: boolean): { values: unknown[]; locators: Locator[] } | undefined {
+  const { text: joined, pieceLine } = pieces;
   const lc = new LineCounter();
   let parsed: Document.Parsed[];
   try {
@@ -76,7 +94,7 @@ export function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq:
   const doc = parsed[0]!;
   if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.contents === null) return undefined;
   if (checkNodes(doc.contents as YamlNode, [], 0).length > 0) return undefined;
-  if (seq && (!isSeq(doc.contents) || doc.contents.items.length !== pieces.length)) return undefined;
+  if (seq && (!isSeq(doc.contents) || doc.contents.items.length !== pieces.count)) return undefined;
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
@@ -89,7 +107,7 @@ export function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq:
     return { line: pieceLine[k]!.fileLine + p.line - pieceLine[k]!.at, column: p.column };
   };
   if (!seq) return { values: [value], locators: [(path) => toFile(locateInDocument(doc, lc, path))] };
-  if (!Array.isArray(value) || value.length !== pieces.length) return undefined;
+  if (!Array.isArray(value) || value.length !== pieces.count) return undefined;
   return { values: value, locators: value.map((_, m) => (path: FieldPath) => toFile(locateInDocument(doc, lc, [m, ...path]))) };
 }
 
