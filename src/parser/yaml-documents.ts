@@ -15,8 +15,8 @@ import { LineIndex } from './lines.js';
 import { diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
 import { openAnchoredList } from './yaml-anchored-list.js';
-import { openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
-import { anchorTokens, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseItemFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
+import { blockDocuments, openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
+import { anchorTokens, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseItemFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 import { fastLocator, linePiece, lineStartOf, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
 
 /**
@@ -98,11 +98,14 @@ export function readYAML(name: string, text: string): ReadResult {
 
 /** readYAML as it was before the block reader: js-yaml's path alone (for tests that compare the two). */
 export function readYAMLWithoutBlockReader(name: string, text: string): ReadResult {
-  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS));
+  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS), false);
 }
 
-/** readYAML, given what the block reader or js-yaml read (undefined: neither could). */
-function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined): ReadResult {
+/**
+ * readYAML, given what the block reader or js-yaml read (undefined: neither could). `byDocument`:
+ * a file with anchors is read document by document (readYAMLMixed), not by js-yaml whole.
+ */
+function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined, byDocument = true): ReadResult {
   if (fast) {
     const objects: RawObject[] = [];
     // One index for the file: each located object counts lines from the nearest checkpoint,
@@ -126,7 +129,7 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
   // Anchors or aliases somewhere: only the documents (or, in a List, the items) that hold
   // them need the precise path; the rest stays on the fast one.
   if (mayHoldAnchors(text)) {
-    const mixed = readYAMLMixed(name, text);
+    const mixed = readYAMLMixed(name, text, byDocument);
     if (mixed) return mixed;
   }
   if (text.length > MAX_PRECISE_YAML_BYTES) {
@@ -140,8 +143,9 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
  * (A single List at column 0 is first tried item by item, without js-yaml reading the whole
  * text: yaml-anchored-list.ts, which gives what this gives or gives up to this.)
  *
- * js-yaml reads the whole text first (as the fast path does), giving every document and
- * every List item its span. The possible anchors and aliases (`&name`, `*name` wherever a
+ * js-yaml's reading of the whole text comes first (as on the fast path), giving every document
+ * and every List item its span: found document by document (documentsOneByOne, `byDocument`),
+ * or by js-yaml over the whole text. The possible anchors and aliases (`&name`, `*name` wherever a
  * node can start; false alarms included) are then tied to the document, or the List item,
  * holding them, and an alias to the item holding the latest anchor of its name before it:
  * items tied together form a group. Each group's lines, and each document that holds
@@ -156,9 +160,9 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
  * node its aliases can reach, and the yaml package's per-anchor alias count is the same in
  * the group as in the whole document.
  */
-function readYAMLMixed(name: string, text: string): ReadResult | undefined {
+function readYAMLMixed(name: string, text: string, byDocument: boolean): ReadResult | undefined {
   if (mayHoldDirectives(text)) return undefined; // directives: documents are not independent
-  const docs = parseYAMLFastUnchecked(text, LIMITS);
+  const docs = (byDocument ? documentsOneByOne(text) : undefined) ?? parseYAMLFastUnchecked(text, LIMITS);
   if (!docs) return undefined;
   const tokens = anchorTokens(text);
   const lines = new LineIndex(text);
@@ -195,6 +199,25 @@ function readYAMLMixed(name: string, text: string): ReadResult | undefined {
   }
   if (t < tokens.length) return undefined; // tokens after the last document
   return { objects, diagnostics: [] };
+}
+
+/**
+ * The documents js-yaml reads in the whole text (parseYAMLFastUnchecked), found document by
+ * document: the block reader's where it reads one (what js-yaml builds: yaml-block.ts), js-yaml's
+ * of the document's lines alone where it gives up (the documents holding anchors, for one).
+ * Undefined when the stream cannot be cut into documents so (see blockDocuments) or js-yaml
+ * refuses a document: js-yaml then reads the whole text, as before.
+ */
+function documentsOneByOne(text: string): FastDocument[] | undefined {
+  const pieces = blockDocuments(text, LIMITS);
+  if (!pieces) return undefined;
+  const docs: FastDocument[] = [];
+  for (const p of pieces) {
+    const doc = p.doc === undefined ? parseDocumentFast(text, p.start, p.end, LIMITS) : p.doc;
+    if (doc === undefined) return undefined;
+    if (doc !== null) docs.push(doc);
+  }
+  return docs;
 }
 
 /** A List's items: those tied to anchors precisely (in groups), the others as js-yaml read them. */

@@ -188,19 +188,32 @@ export function parseItemFast(text: string, start: number, end: number, limits: 
   return { value, spans };
 }
 
+/**
+ * The document in `text`'s piece `start`..`end` (one document of a stream: see yaml-block.ts
+ * blockDocuments) as js-yaml reads it alone, spans in the file's offsets, anchors included and
+ * without the cleanliness check (as parseYAMLFastUnchecked); null when the piece holds none.
+ * Undefined when js-yaml refuses it or finds more than one document.
+ */
+export function parseDocumentFast(text: string, start: number, end: number, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument | null | undefined {
+  const docs = loadFast(text.slice(start, end), limits, start);
+  if (!docs || docs.length > 1) return undefined;
+  return docs.length === 0 ? null : docs[0]!;
+}
+
 /** Whether a value holds no ambiguity marker and no oversized scalar (see isClean). */
 export function isCleanValue(value: unknown, maxScalar: number): boolean {
   return isClean(value, maxScalar);
 }
 
-function loadFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
+/** js-yaml's documents of `text`; spans are shifted by `offset` (where `text` is in the file). */
+function loadFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }, offset = 0): FastDocument[] | undefined {
   const spans = new WeakMap<object, { start: number; end: number }>();
   const starts: number[] = [];
   const listener = (event: 'open' | 'close', state: ListenerState) => {
     if (event === 'open') {
-      starts[state.depth] = state.position;
+      starts[state.depth] = state.position + offset;
     } else if (state.depth <= 3 && state.result !== null && typeof state.result === 'object') {
-      spans.set(state.result as object, { start: starts[state.depth]!, end: state.position });
+      spans.set(state.result as object, { start: starts[state.depth]!, end: state.position + offset });
     }
   };
   let values: unknown[];

@@ -16,7 +16,7 @@ import { generateCluster, renderCluster } from '../../bench/gen.js';
 import { LIMITS } from '../../src/parser/raw-objects.js';
 import { openDocuments, readDocuments } from '../../src/parser/documents.js';
 import type { ReadResult } from '../../src/parser/raw-objects.js';
-import { obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
+import { blockDocuments, obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
 import { readYAMLWithoutBlockReader } from '../../src/parser/yaml-documents.js';
 import { anchorTokens, mayHoldDirectives, parseYAMLFast, resolvePlainScalar, UNCLEAN, type FastDocument } from '../../src/parser/yaml-fast.js';
 
@@ -660,6 +660,63 @@ describe('a List with anchors reads item by item as the whole-file mixed path re
     // Not a List: documents with anchors.
     `apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  ports: &p${PORTS.replace(/\n    /g, '\n  ')}\n---\nx: *p\n`,
   ];
+
+  /** Streams of documents, anchors in some (read document by document: readYAMLMixed, documentsOneByOne). */
+  const doc = (name: string, ports: string, extra = '') => svc(name, ports, extra).replace(/^- /, '').replace(/\n  /g, '\n');
+  const STREAMS_WITH_ANCHORS = [
+    `${doc('a', PORTS)}---\n${doc('b', ` &p${PORTS}`, 'status:\n  x: *p\n')}---\n${doc('c', PORTS)}`,
+    `---\n${doc('a', ` &p${PORTS}`, 'z: *p\n')}--- # second\n${doc('b', ' [{port: 1}]')}---\n---\n${doc('c', PORTS)}# end\n`,
+    `${doc('a', PORTS)}---\n${list(svc('b', ` &p${PORTS}`), svc('c', PORTS), svc('d', ' *p'))}---\n${doc('e', ` &q${PORTS}`)}`,
+    `${doc('a', PORTS)}---\n${doc('b', ` &p${PORTS}`, 'z: *p\n')}`.replace(/\n/g, '\r\n'),
+    // Anchors across documents (an alias cannot see another document's anchor), a bad alias.
+    `${doc('a', ` &p${PORTS}`)}---\n${doc('b', ' *p')}`,
+    `${doc('a', PORTS)}---\n${doc('b', ' *nothing')}`,
+    // What blockDocuments refuses to cut (js-yaml reads the whole text).
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}...\n---\n${doc('b', PORTS)}`,
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}--- {x: 1}\n`,
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}---x: 1\n`,
+  ];
+
+  it('cuts a stream into documents read by the block reader where it can', () => {
+    const pieces = blockDocuments(STREAMS_WITH_ANCHORS[0]!, LIMITS)!;
+    expect(pieces.map((p) => (p.doc === undefined ? 'given up' : p.doc === null ? 'empty' : 'read'))).toEqual(['read', 'given up', 'read']);
+    const second = blockDocuments(STREAMS_WITH_ANCHORS[1]!, LIMITS)!;
+    expect(second.map((p) => (p.doc === undefined ? 'given up' : p.doc === null ? 'empty' : 'read'))).toEqual(['empty', 'given up', 'given up', 'empty', 'read']);
+    for (const s of STREAMS_WITH_ANCHORS.slice(6)) expect(blockDocuments(s, LIMITS), s).toBeUndefined();
+    // What a piece the reader reads gives is what js-yaml gives for that document of the whole text.
+    let compared = 0;
+    for (const s of [...STREAMS, STREAMS_WITH_ANCHORS[0]!.replace(/ &p| \*p/g, ''), KUBECTL]) {
+      const cut = blockDocuments(s, LIMITS);
+      if (!cut || cut.some((p) => p.doc === undefined)) continue;
+      expect(difference(cut.flatMap((p) => (p.doc ? [p.doc] : [])), parseYAMLFast(s, LIMITS)), JSON.stringify(s)).toBe('');
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('reads streams with anchors in some documents as the whole-file path reads them', () => {
+    for (const text of STREAMS_WITH_ANCHORS) sameAnchoredRead(text);
+  }, 60_000);
+
+  it('agrees on mutations of streams with anchors in some documents', () => {
+    const random = rng(Number(process.env.KPC_YAML_FUZZ_SEED ?? 23));
+    const inserts = ['\n', '  ', '- ', '#', ' # c', '\n---\n', '---\n', '...\n', ':', '"', '|', '{}', '&a ', '*a', '&p ', ' *p', 'on', '\t', '%', '[1', '\r'];
+    const N = Number(process.env.KPC_YAML_FUZZ_N ?? 300);
+    let cut = 0;
+    for (let k = 0; k < N; k++) {
+      let text = STREAMS_WITH_ANCHORS[Math.floor(random() * 6)]!;
+      for (let e = 1 + Math.floor(random() * 2); e > 0; e--) {
+        const at = Math.floor(random() * text.length);
+        const r = random();
+        if (r < 0.6) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
+        else text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+      }
+      if (blockDocuments(text, LIMITS)?.some((p) => p.doc)) cut++;
+      sameAnchoredRead(text);
+    }
+    if (process.env.KPC_YAML_FUZZ_REPORT) console.log(`stream mutations: ${N}, some document read by the block reader: ${cut}`);
+    expect(cut).toBeGreaterThan(N * 0.3);
+  }, 900_000);
 
   it('finds the tokens the expression finds, and directives as /^%/m does', () => {
     const reference = (text: string) => {
