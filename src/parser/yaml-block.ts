@@ -112,14 +112,17 @@ export function openYAMLBlock(
 ): { list: BlockList } | { documents: FastDocument[] } | undefined {
   if (!readable(text, options.anchors === true)) return undefined;
   try {
-    const reader = new BlockReader(text, limits.maxScalarBytes, true);
+    // With anchors only a List is of use (its items holding anchors are read another way):
+    // the reader stops after the first document.
+    const anchors = options.anchors === true;
+    const reader = new BlockReader(text, limits.maxScalarBytes, true, anchors);
     const docs = reader.documents();
     const lazy = reader.lazy;
-    if (lazy === undefined) return { documents: docs };
+    if (lazy === undefined) return anchors ? undefined : { documents: docs };
     const root = docs.length === 1 ? (docs[0]!.value as Record<string, unknown>) : undefined;
     if (!root || root.items !== lazy.items || typeof root.kind !== 'string' || !root.kind.endsWith('List')) {
       // Not a single List after all (a second document, an `items` of another kind): eagerly.
-      return { documents: new BlockReader(text, limits.maxScalarBytes, false).documents() };
+      return anchors ? undefined : { documents: new BlockReader(text, limits.maxScalarBytes, false).documents() };
     }
     return {
       list: {
@@ -249,6 +252,8 @@ class BlockReader {
     private readonly maxScalar: number,
     /** Leave the items of a first document's `items:` sequence at column 0 for listItem. */
     private readonly lazyItems: boolean,
+    /** Give up at a second document (openYAMLBlock's `anchors`: only a single List is wanted). */
+    private readonly firstOnly = false,
   ) {
     this.len = text.length;
     const last = this.len > 0 ? text.charCodeAt(this.len - 1) : LF;
@@ -264,7 +269,7 @@ class BlockReader {
         this.seek(this.lineAfter(this.curLine));
         continue;
       }
-      if (this.curIndent !== 0) throw GIVE_UP;
+      if (this.curIndent !== 0 || (this.firstOnly && this.documentsRead > 0)) throw GIVE_UP;
       const start = this.curPos;
       const value = this.blockNode(this.curPos, 0, 1);
       if (this.curIndent >= 0) throw GIVE_UP; // more content at the root's indentation
