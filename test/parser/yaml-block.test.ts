@@ -561,13 +561,14 @@ describe('YAML input reads as before the block reader (objects, diagnostics, pos
 });
 
 /**
- * A List whose items hold anchors and aliases (yaml-anchored-list.ts): read item by item (the
+ * A List whose items hold anchors and aliases (yaml-anchored-list.ts), and a stream whose documents
+ * hold some (readYAMLMixed, documents cut by yaml-block.ts blockDocuments): read item by item (the
  * block reader for the items without, js-yaml and the precise path for the groups of items tied
  * to anchors) against the path before it, readYAMLMixed (js-yaml over the whole file first):
  * the same objects, values, diagnostics and positions (sameRead above), on hand-written and
  * generated Lists and their mutations. Where the reader gives up, the file is read by that path.
  */
-describe('a List with anchors reads item by item as the whole-file mixed path reads it', () => {
+describe('YAML with anchors reads item by item (a List) and document by document (a stream) as the whole-file mixed path reads it', () => {
   const PATHS = [[], ['metadata'], ['metadata', 'name'], ['spec'], ['spec', 'ports', 0, 'port'], ['spec', 'ports', 1], ['spec', 'nothing'], ['data', 'a']];
 
   /** Which reader took the file: the anchored List reader (every item taken), or the whole-file path. */
