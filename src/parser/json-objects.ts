@@ -26,7 +26,7 @@ import type { JsonObjectRange } from './json-stream.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import type { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, LIMITS, MAX_DOCUMENT_BYTES, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
-import { yamlLocator } from './yaml-documents.js';
+import { yamlLocator } from './yaml-precise.js';
 
 /** Why an object of a JSON input spoils the whole file. */
 export interface ObjectFailure {

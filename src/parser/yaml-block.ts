@@ -105,17 +105,24 @@ export interface BlockList {
  * young instead of every raw item staying alive (and being copied and marked by the garbage
  * collector) until the last one is read — as JSON input is read (json-objects.ts).
  */
-export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }): { list: BlockList } | { documents: FastDocument[] } | undefined {
-  if (!readable(text)) return undefined;
+export function openYAMLBlock(
+  text: string,
+  limits: { maxScalarBytes: number },
+  options: { anchors?: boolean } = {},
+): { list: BlockList } | { documents: FastDocument[] } | undefined {
+  if (!readable(text, options.anchors === true)) return undefined;
   try {
-    const reader = new BlockReader(text, limits.maxScalarBytes, true);
+    // With anchors only a List is of use (its items holding anchors are read another way):
+    // the reader stops after the first document.
+    const anchors = options.anchors === true;
+    const reader = new BlockReader(text, limits.maxScalarBytes, true, anchors);
     const docs = reader.documents();
     const lazy = reader.lazy;
-    if (lazy === undefined) return { documents: docs };
+    if (lazy === undefined) return anchors ? undefined : { documents: docs };
     const root = docs.length === 1 ? (docs[0]!.value as Record<string, unknown>) : undefined;
     if (!root || root.items !== lazy.items || typeof root.kind !== 'string' || !root.kind.endsWith('List')) {
       // Not a single List after all (a second document, an `items` of another kind): eagerly.
-      return { documents: new BlockReader(text, limits.maxScalarBytes, false).documents() };
+      return anchors ? undefined : { documents: new BlockReader(text, limits.maxScalarBytes, false).documents() };
     }
     return {
       list: {
@@ -142,10 +149,78 @@ export function openYAMLBlock(text: string, limits: { maxScalarBytes: number }):
   }
 }
 
-/** No anchor may hide in the text, and no character the reader does not take on. */
-function readable(text: string): boolean {
+/**
+ * The documents of a stream, each read by the block reader on its own: a piece of the text per
+ * document, from the line after a `---` line (or the start) up to the next `---` line (or the
+ * end), and its value and spans as parseYAMLBlock gives them, or `undefined` where the reader
+ * gives up on it (to be read another way); `null` for a piece without content. Anchors may be
+ * in the text (see readable): a document holding one is given up on.
+ *
+ * Undefined when the pieces might not be js-yaml's documents: a line at column 0 starting
+ * `---` or `...` that is not `---` alone (a comment may follow), or what `readable` refuses.
+ * Otherwise every `---` line ends a document to js-yaml too, whatever precedes it (its
+ * scalars end there, and the flow collections and quoted scalars it cuts are errors in both
+ * readings), so js-yaml reads each piece alone as it reads that document of the whole text.
+ */
+export function blockDocuments(text: string, limits: { maxScalarBytes: number }): Array<{ start: number; end: number; doc: FastDocument | null | undefined }> | undefined {
+  if (!readable(text, true)) return undefined;
+  const reader = new BlockReader(text, limits.maxScalarBytes, false);
+  const out: Array<{ start: number; end: number; doc: FastDocument | null | undefined }> = [];
+  let start = 0;
+  for (;;) {
+    const end = nextSeparator(text, start);
+    if (end < 0) return undefined;
+    let doc: FastDocument | null | undefined;
+    try {
+      doc = reader.documentIn(start, end);
+    } catch (e) {
+      if (e !== GIVE_UP) throw e;
+      doc = undefined;
+    }
+    out.push({ start, end, doc });
+    if (end >= text.length) return out;
+    const nl = text.indexOf('\n', end);
+    start = nl < 0 ? text.length : nl + 1;
+  }
+}
+
+/**
+ * The start of the first `---` line (`---`, then spaces and maybe a comment) at or after the
+ * line starting at `from`, or the text's length; -1 at a line starting `---` or `...` otherwise.
+ */
+function nextSeparator(text: string, from: number): number {
+  const len = text.length;
+  for (let ls = from; ls < len; ) {
+    const c = text.charCodeAt(ls);
+    if ((c === DASH || c === 0x2e) && text.charCodeAt(ls + 1) === c && text.charCodeAt(ls + 2) === c) {
+      if (c === 0x2e) return -1;
+      let i = ls + 3;
+      const first = i;
+      while (text.charCodeAt(i) === SPACE) i++;
+      const d = i < len ? text.charCodeAt(i) : LF;
+      if (d === LF || d === CR || (d === HASH && i > first)) return ls;
+      return -1;
+    }
+    const nl = text.indexOf('\n', ls);
+    if (nl < 0) break;
+    ls = nl + 1;
+  }
+  return len;
+}
+
+/**
+ * No anchor may hide in the text (unless `anchors`), and no character the reader does not take on.
+ *
+ * With `anchors`, a text that may hold anchors is read too: the reader gives up on any node
+ * that starts with `&`, `*` or `!` (none may start a plain scalar or a key, and nothing else
+ * it reads starts with one), so an item or document holding a real anchor, alias or tag is
+ * never read by it; what it does read holds none (a `&` or `*` inside a scalar is content,
+ * to js-yaml as to it). For openYAMLBlock's `list`, where the items holding them are read
+ * another way (yaml-anchored-list.ts).
+ */
+function readable(text: string, anchors = false): boolean {
   // mayHoldAnchors can only match where `&` or `*` is: most inputs have neither.
-  if ((text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
+  if (!anchors && (text.includes('&') || text.includes('*')) && mayHoldAnchors(text)) return false;
   // Other characters are checked where the reader reads them (scalars and keys: see `odd`);
   // comments it skips, as js-yaml does, but js-yaml refuses a NUL anywhere, ends a comment at
   // a lone CR, and drops a leading BOM (which would shift every position).
@@ -177,6 +252,8 @@ class BlockReader {
     private readonly maxScalar: number,
     /** Leave the items of a first document's `items:` sequence at column 0 for listItem. */
     private readonly lazyItems: boolean,
+    /** Give up at a second document (openYAMLBlock's `anchors`: only a single List is wanted). */
+    private readonly firstOnly = false,
   ) {
     this.len = text.length;
     const last = this.len > 0 ? text.charCodeAt(this.len - 1) : LF;
@@ -192,7 +269,7 @@ class BlockReader {
         this.seek(this.lineAfter(this.curLine));
         continue;
       }
-      if (this.curIndent !== 0) throw GIVE_UP;
+      if (this.curIndent !== 0 || (this.firstOnly && this.documentsRead > 0)) throw GIVE_UP;
       const start = this.curPos;
       const value = this.blockNode(this.curPos, 0, 1);
       if (this.curIndent >= 0) throw GIVE_UP; // more content at the root's indentation
@@ -201,6 +278,23 @@ class BlockReader {
       this.documentsRead++;
     }
     return out;
+  }
+
+  /**
+   * The document in the piece `start`..`end` (see blockDocuments: whole lines, no `---` line
+   * inside, a `---` line or the end of the text at `end`), read as documents() reads one;
+   * null when the piece holds no content.
+   */
+  documentIn(start: number, end: number): FastDocument | null {
+    this.seek(start);
+    const atEnd = () => (this.curDoc ? this.curLine === end : this.curIndent < 0 && end >= this.len);
+    if (atEnd()) return null;
+    if (this.curIndent !== 0 || this.curDoc) throw GIVE_UP;
+    const open = this.curPos;
+    const value = this.blockNode(this.curPos, 0, 1);
+    if (this.curIndent >= 0 || !atEnd()) throw GIVE_UP; // more content at the root's indentation, or past the piece
+    this.spans.set(value, { start: open, end: this.curPos });
+    return { value, spans: this.spans };
   }
 
   /** The collection starting at `pos` (the current line's first character), indented `indent`. */

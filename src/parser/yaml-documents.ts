@@ -1,7 +1,9 @@
 /**
  * YAML input: a stream of documents (`---`), each an object or a List. Read by a fast path
- * (js-yaml, for plain YAML) or, when a document is not plain (anchors, aliases, merge keys,
- * problems to report), by the `yaml` package, which gives every problem its position.
+ * (the block reader, yaml-block.ts, then js-yaml, for plain YAML) or, when a document is not
+ * plain (anchors, aliases, merge keys, problems to report), by the `yaml` package, which gives
+ * every problem its position (yaml-precise.ts). A List is read item by item, its items with
+ * anchors too (yaml-anchored-list.ts).
  *
  * Defences, because manifests may come from anywhere: aliases are expanded with a budget
  * (billion laughs), nesting depth, line length and scalar size are capped, and plain scalars
@@ -9,14 +11,13 @@
  * refused rather than guessed.
  */
 
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, type Document, type Node as YamlNode } from 'yaml';
-import type { Diagnostic, FieldPath } from '../diagnostics.js';
 import { LineIndex } from './lines.js';
-import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
-import { yaml11Reading } from './yaml-ambiguity.js';
+import { diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
-import { openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
-import { anchorTokens, isCleanValue, mayHoldAnchors, objectText, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
+import { openAnchoredList } from './yaml-anchored-list.js';
+import { blockDocuments, openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
+import { anchorTokens, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseItemFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
+import { fastLocator, linePiece, lineStartOf, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
 
 /**
  * Above this size only the fast YAML path runs: the precise one needs about 60 times the
@@ -32,7 +33,14 @@ const MAX_PRECISE_YAML_BYTES = 32 << 20;
 export function openYAML(name: string, text: string): ReadOutcome {
   const block = openYAMLBlock(text, LIMITS);
   if (block && 'list' in block) return { json: new YamlListObjects(name, text, block.list) };
-  return { read: readYAMLFrom(name, text, block ? block.documents : parseYAMLFast(text, LIMITS)) };
+  if (block) return { read: readYAMLFrom(name, text, block.documents) };
+  if (mayHoldAnchors(text) && !mayHoldDirectives(text)) {
+    // A List with anchors: item by item too, only the items tied to anchors read precisely.
+    const anchored = openYAMLBlock(text, LIMITS, { anchors: true });
+    const list = anchored && 'list' in anchored ? openAnchoredList(name, text, anchored.list, () => readYAMLFrom(name, text, undefined)) : undefined;
+    if (list) return { json: list };
+  }
+  return { read: readYAMLFrom(name, text, parseYAMLFast(text, LIMITS)) };
 }
 
 /** A YAML List's items, each read by the block reader when taken (see LazyObjects). */
@@ -58,32 +66,13 @@ class YamlListObjects implements LazyObjects {
     let spans = this.list.spans;
     if (value === undefined) {
       // The block reader gave up on this item: js-yaml reads the item's lines alone.
-      const alone = this.itemByJsYaml(index);
+      const { start, end } = this.list.itemRange(index);
+      const alone = parseItemFast(this.text, start, end, LIMITS);
       if (!alone) return { failed: 'syntax', index };
       ({ value, spans } = alone);
     }
     inheritListType(value, this.type);
     return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
-  }
-
-  /**
-   * Item `index` as js-yaml reads it in the whole text (the fast path), from its lines alone:
-   * they are a sequence at column 0 of one item, read as the List's sequence reads it (the
-   * same indentation; the item ends where the next line at column 0 starts, which is where
-   * its lines end). It is one level less deep alone, so the depth limit is one less; its span
-   * is shifted by where its lines start. Undefined when js-yaml refuses the lines or the item
-   * is not clean: the whole file is then not clean for the fast path either.
-   */
-  private itemByJsYaml(index: number): { value: unknown; spans: FastDocument['spans'] } | undefined {
-    const { start, end } = this.list.itemRange(index);
-    const docs = parseYAMLFastUnchecked(this.text.slice(start, end), { maxDepth: LIMITS.maxDepth - 1, maxScalarBytes: LIMITS.maxScalarBytes });
-    if (!docs || docs.length !== 1 || !Array.isArray(docs[0]!.value) || docs[0]!.value.length !== 1) return undefined;
-    const value: unknown = docs[0]!.value[0];
-    if (!isCleanValue(value, LIMITS.maxScalarBytes)) return undefined;
-    const spans = new WeakMap<object, { start: number; end: number }>();
-    const span = value !== null && typeof value === 'object' ? docs[0]!.spans.get(value) : undefined;
-    if (span) spans.set(value as object, { start: span.start + start, end: span.end + start });
-    return { value, spans };
   }
 
   /** Read the file as if the block reader had given up on it from the start. */
@@ -109,11 +98,14 @@ export function readYAML(name: string, text: string): ReadResult {
 
 /** readYAML as it was before the block reader: js-yaml's path alone (for tests that compare the two). */
 export function readYAMLWithoutBlockReader(name: string, text: string): ReadResult {
-  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS));
+  return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS), false);
 }
 
-/** readYAML, given what the block reader or js-yaml read (undefined: neither could). */
-function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined): ReadResult {
+/**
+ * readYAML, given what the block reader or js-yaml read (undefined: neither could). `byDocument`:
+ * a file with anchors is read document by document (readYAMLMixed), not by js-yaml whole.
+ */
+function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefined, byDocument = true): ReadResult {
   if (fast) {
     const objects: RawObject[] = [];
     // One index for the file: each located object counts lines from the nearest checkpoint,
@@ -137,7 +129,7 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
   // Anchors or aliases somewhere: only the documents (or, in a List, the items) that hold
   // them need the precise path; the rest stays on the fast one.
   if (mayHoldAnchors(text)) {
-    const mixed = readYAMLMixed(name, text);
+    const mixed = readYAMLMixed(name, text, byDocument);
     if (mixed) return mixed;
   }
   if (text.length > MAX_PRECISE_YAML_BYTES) {
@@ -146,20 +138,14 @@ function readYAMLFrom(name: string, text: string, fast: FastDocument[] | undefin
   return readYAMLPrecisely(name, text);
 }
 
-/** The options of every precise parse (readYAMLPrecisely and the pieces of readYAMLMixed). */
-const PRECISE_OPTIONS = { prettyErrors: false, uniqueKeys: false, merge: true, stringKeys: true, version: '1.2' } as const;
-
-/** A piece of the file, whole lines, re-read precisely: its offset and its first line. */
-interface Piece {
-  start: number;
-  end: number;
-}
-
 /**
  * A file that holds anchors or aliases, read with the precise path only where they are.
+ * (A single List at column 0 is first tried item by item, without js-yaml reading the whole
+ * text: yaml-anchored-list.ts, which gives what this gives or gives up to this.)
  *
- * js-yaml reads the whole text first (as the fast path does), giving every document and
- * every List item its span. The possible anchors and aliases (`&name`, `*name` wherever a
+ * js-yaml's reading of the whole text comes first (as on the fast path), giving every document
+ * and every List item its span: found document by document (documentsOneByOne, `byDocument`),
+ * or by js-yaml over the whole text. The possible anchors and aliases (`&name`, `*name` wherever a
  * node can start; false alarms included) are then tied to the document, or the List item,
  * holding them, and an alias to the item holding the latest anchor of its name before it:
  * items tied together form a group. Each group's lines, and each document that holds
@@ -174,9 +160,9 @@ interface Piece {
  * node its aliases can reach, and the yaml package's per-anchor alias count is the same in
  * the group as in the whole document.
  */
-function readYAMLMixed(name: string, text: string): ReadResult | undefined {
-  if (/^%/m.test(text)) return undefined; // directives: documents are not independent
-  const docs = parseYAMLFastUnchecked(text, LIMITS);
+function readYAMLMixed(name: string, text: string, byDocument: boolean): ReadResult | undefined {
+  if (mayHoldDirectives(text)) return undefined; // directives: documents are not independent
+  const docs = (byDocument ? documentsOneByOne(text) : undefined) ?? parseYAMLFastUnchecked(text, LIMITS);
   if (!docs) return undefined;
   const tokens = anchorTokens(text);
   const lines = new LineIndex(text);
@@ -213,6 +199,25 @@ function readYAMLMixed(name: string, text: string): ReadResult | undefined {
   }
   if (t < tokens.length) return undefined; // tokens after the last document
   return { objects, diagnostics: [] };
+}
+
+/**
+ * The documents js-yaml reads in the whole text (parseYAMLFastUnchecked), found document by
+ * document: the block reader's where it reads one (what js-yaml builds: yaml-block.ts), js-yaml's
+ * of the document's lines alone where it gives up (the documents holding anchors, for one).
+ * Undefined when the stream cannot be cut into documents so (see blockDocuments) or js-yaml
+ * refuses a document: js-yaml then reads the whole text, as before.
+ */
+function documentsOneByOne(text: string): FastDocument[] | undefined {
+  const pieces = blockDocuments(text, LIMITS);
+  if (!pieces) return undefined;
+  const docs: FastDocument[] = [];
+  for (const p of pieces) {
+    const doc = p.doc === undefined ? parseDocumentFast(text, p.start, p.end, LIMITS) : p.doc;
+    if (doc === undefined) return undefined;
+    if (doc !== null) docs.push(doc);
+  }
+  return docs;
 }
 
 /** A List's items: those tied to anchors precisely (in groups), the others as js-yaml read them. */
@@ -299,251 +304,5 @@ function pushFast(objects: RawObject[], name: string, value: object, located: (o
   } else {
     objects.push({ value, origin: { file: name, locate: located(value) } });
   }
-}
-
-/** The fast path's locator: the object's own text parsed again on first use. */
-function fastLocator(text: string, lines: LineIndex, doc: Pick<FastDocument, 'spans'>, obj: unknown): Locator {
-  const span = obj !== null && typeof obj === 'object' ? doc.spans.get(obj) : undefined;
-  if (!span) return () => ({ line: 1, column: 1 });
-  let located: Locator | undefined;
-  return (path) => {
-    if (!located) {
-      const piece = objectText(text, span, lines);
-      located = yamlLocator(() => piece.text, { line: piece.firstLine, column: 1 });
-    }
-    return located(path);
-  };
-}
-
-function lineStartOf(text: string, offset: number): number {
-  return text.lastIndexOf('\n', offset - 1) + 1;
-}
-
-/** The whole lines from the one holding `start` up to `end` (cut back to a line start when only blanks follow it). */
-function linePiece(text: string, start: number, end: number): Piece {
-  const from = lineStartOf(text, start);
-  const lastLine = lineStartOf(text, end);
-  const to = lastLine > from && /^[ \t]*$/.test(text.slice(lastLine, end)) ? lastLine : end;
-  return { start: from, end: to };
-}
-
-/**
- * Pieces of the file read precisely as one document: as a sequence of the pieces (`seq`, each
- * a List item's `- ` lines) or as the one piece's document. Undefined on any problem.
- */
-function readPieces(text: string, lines: LineIndex, pieces: Piece[], seq: boolean): { values: unknown[]; locators: Locator[] } | undefined {
-  let joined = '';
-  const pieceLine: Array<{ at: number; fileLine: number }> = []; // the joined text's line `at` is the file's `fileLine`
-  let lineCount = 1;
-  for (const p of pieces) {
-    let body = text.slice(p.start, p.end);
-    if (!body.endsWith('\n')) body += '\n';
-    pieceLine.push({ at: lineCount, fileLine: lines.at(p.start).line });
-    joined += body;
-    for (let i = body.indexOf('\n'); i >= 0; i = body.indexOf('\n', i + 1)) lineCount++;
-  }
-  const lc = new LineCounter();
-  let parsed: Document.Parsed[];
-  try {
-    const r = parseAllDocuments(joined, { lineCounter: lc, ...PRECISE_OPTIONS });
-    parsed = Array.isArray(r) ? r : [];
-  } catch {
-    return undefined;
-  }
-  if (parsed.length !== 1) return undefined;
-  const doc = parsed[0]!;
-  if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.contents === null) return undefined;
-  if (checkNodes(doc.contents as YamlNode, [], 0).length > 0) return undefined;
-  if (seq && (!isSeq(doc.contents) || doc.contents.items.length !== pieces.length)) return undefined;
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
-  } catch {
-    return undefined;
-  }
-  const toFile = (p: { line: number; column: number }) => {
-    let k = 0;
-    while (k + 1 < pieceLine.length && pieceLine[k + 1]!.at <= p.line) k++;
-    return { line: pieceLine[k]!.fileLine + p.line - pieceLine[k]!.at, column: p.column };
-  };
-  if (!seq) return { values: [value], locators: [(path) => toFile(locateInDocument(doc, lc, path))] };
-  if (!Array.isArray(value) || value.length !== pieces.length) return undefined;
-  return { values: value, locators: value.map((_, m) => (path: FieldPath) => toFile(locateInDocument(doc, lc, [m, ...path]))) };
-}
-
-/** The precise path: the `yaml` package, every problem with its position. */
-function readYAMLPrecisely(name: string, text: string): ReadResult {
-  const lc = new LineCounter();
-  const diagnostics: Diagnostic[] = [];
-  const objects: RawObject[] = [];
-  let docs: Document.Parsed[];
-  try {
-    // Duplicate keys are found by checkNodes (with their field path); `<<` merge keys are
-    // resolved as kubectl's YAML reader (go-yaml, YAML 1.1) resolves them.
-    const parsed = parseAllDocuments(text, { lineCounter: lc, ...PRECISE_OPTIONS });
-    docs = Array.isArray(parsed) ? parsed : [];
-  } catch (e) {
-    // The parser recurses; hostile nesting can exhaust the stack before our depth check runs.
-    const why = e instanceof RangeError ? `nesting is too deep to parse; no Kubernetes object is deeper than ${LIMITS.maxDepth} levels` : `cannot parse: ${(e as Error).message}`;
-    return { objects, diagnostics: [diagnosticAt(name, 1, 1, `YAML: ${why}`)] };
-  }
-  const at = (offset: number) => {
-    const p = lc.linePos(offset);
-    return { line: p.line, column: p.col };
-  };
-  for (const doc of docs) {
-    if (doc.errors.length > 0) {
-      for (const e of doc.errors) {
-        const { line, column } = at(e.pos[0]);
-        // The composer recurses and reports a stack overflow as an error of its own.
-        const message = /Maximum call stack size exceeded/.test(e.message) ? DEPTH_MESSAGE : `YAML: ${yamlMessage(e.message)}`;
-        diagnostics.push(diagnosticAt(name, line, column, message));
-        if (message === DEPTH_MESSAGE) break;
-      }
-      continue;
-    }
-    if (doc.contents === null) continue; // an empty document between `---` lines
-    const problems = checkNodes(doc.contents as YamlNode, [], 0);
-    if (problems.length > 0) {
-      for (const p of problems) {
-        const { line, column } = at(p.offset);
-        diagnostics.push({ file: name, line, column, path: p.path, message: p.message, severity: 'error' });
-      }
-      continue;
-    }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
-    } catch (e) {
-      const { line, column } = at(doc.contents.range?.[0] ?? 0);
-      const why = e instanceof ReferenceError ? `more than ${LIMITS.maxAliasCount} alias expansions (an alias bomb?)` : (e as Error).message;
-      diagnostics.push(diagnosticAt(name, line, column, `YAML: ${why}`));
-      continue;
-    }
-    objects.push(...splitList(value, name, (path) => locateInDocument(doc, lc, path)));
-  }
-  return { objects, diagnostics };
-}
-
-/** The yaml package's message without its trailing "at line L, column C" part. */
-function yamlMessage(message: string): string {
-  return message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '');
-}
-
-const MERGE_KEY = '<<';
-
-interface NodeProblem {
-  offset: number;
-  path: string;
-  message: string;
-}
-
-/** Depth, scalar size and YAML 1.1/1.2 ambiguity over the node tree (aliases not followed). */
-function checkNodes(node: YamlNode, path: Array<string | number>, depth: number): NodeProblem[] {
-  const offset = node.range?.[0] ?? 0;
-  if (depth > LIMITS.maxDepth) return [{ offset, path: renderPath(path), message: `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is` }];
-  if (isScalar(node)) return checkScalar(node, path);
-  if (isAlias(node)) return [];
-  const out: NodeProblem[] = [];
-  if (isMap(node)) {
-    const seen = new Set<string>();
-    for (const pair of node.items) {
-      if (!isPair(pair)) continue;
-      const key = pair.key as YamlNode | null;
-      const keyText = isScalar(key) ? String(key.value) : '?';
-      // A merge key may repeat and its keys may be overridden; a plain key may not repeat.
-      if (keyText !== MERGE_KEY) {
-        if (seen.has(keyText)) {
-          const dupPath = renderPath([...path, keyText]);
-          out.push({ offset: key?.range?.[0] ?? offset, path: dupPath, message: `duplicate field "${dupPath}"` });
-        }
-        seen.add(keyText);
-      }
-      if (isScalar(key)) out.push(...checkScalar(key, [...path, keyText]));
-      if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1));
-      if (out.length >= 20) break;
-    }
-  } else if (isSeq(node)) {
-    node.items.forEach((item, i) => {
-      if (item && out.length < 20) out.push(...checkNodes(item as YamlNode, [...path, i], depth + 1));
-    });
-  }
-  return out;
-}
-
-function checkScalar(node: Scalar, path: Array<string | number>): NodeProblem[] {
-  const offset = node.range?.[0] ?? 0;
-  const value = node.value;
-  if (typeof value === 'string' && value.length > LIMITS.maxScalarBytes) {
-    return [{ offset, path: renderPath(path), message: `value is ${value.length} characters long; kpc accepts at most ${LIMITS.maxScalarBytes} (the API server caps a whole request at 3 MiB)` }];
-  }
-  if (node.type !== Scalar.PLAIN || typeof node.source !== 'string') return [];
-  const reading = yaml11Reading(node.source);
-  if (reading === undefined) return [];
-  const as12 = typeof value === 'string' ? `the string "${value}"` : `${typeof value === 'number' ? 'the number ' : ''}${String(value)}`;
-  return [
-    {
-      offset,
-      path: renderPath(path),
-      message: `ambiguous YAML scalar ${node.source}: kubectl (YAML 1.1) reads ${reading}, YAML 1.2 reads ${as12}; quote it or write it unambiguously`,
-    },
-  ];
-}
-
-function renderPath(path: Array<string | number>): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
-  return out;
-}
-
-/** The node a field path points at, or the deepest existing ancestor when it is missing. */
-function locateInDocument(doc: Document, lc: LineCounter, path: FieldPath): { line: number; column: number } {
-  let node: unknown = doc.contents;
-  let offset = (node as YamlNode | null)?.range?.[0] ?? 0;
-  for (const part of path) {
-    const key = typeof part === 'object' ? part.key : part;
-    let next: unknown;
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
-      if (pair) {
-        // A map key's value when present; the key itself when the value is empty.
-        next = pair.value ?? pair.key;
-      }
-    } else if (isSeq(node) && typeof key === 'number') {
-      next = node.items[key];
-    }
-    if (!next || !(next as YamlNode).range) break;
-    node = next;
-    offset = (next as YamlNode).range![0];
-  }
-  const p = lc.linePos(offset);
-  return { line: p.line, column: p.col };
-}
-
-/** A list yields its items (typed-list items take the list's type); anything else itself. */
-function splitList(value: unknown, file: string, locate: Locator): RawObject[] {
-  if (isListObject(value)) {
-    const type = listItemType(value.kind, value.apiVersion);
-    return value.items.map((item, i) => {
-      inheritListType(item, type);
-      return { value: item, origin: { file, locate: (path: FieldPath) => locate(['items', i, ...path]) } };
-    });
-  }
-  return [{ value, origin: { file, locate } }];
-}
-
-/** A locator that parses `text` as YAML on first use; positions are shifted to the file. */
-export function yamlLocator(text: () => string, shift: { line: number; column: number } = { line: 1, column: 1 }): Locator {
-  let locateIn: Locator | undefined;
-  return (path) => {
-    if (!locateIn) {
-      const lc = new LineCounter();
-      const docs = parseAllDocuments(text(), { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
-      const doc = Array.isArray(docs) ? docs[0] : undefined;
-      locateIn = doc ? (p) => locateInDocument(doc, lc, p) : () => ({ line: 1, column: 1 });
-    }
-    const at = locateIn(path);
-    return at.line === 1 ? { line: shift.line, column: shift.column + at.column - 1 } : { line: shift.line + at.line - 1, column: at.column };
-  };
 }
 

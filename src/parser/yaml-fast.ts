@@ -95,16 +95,59 @@ export function mayHoldAnchors(text: string): boolean {
 /**
  * Every `&name` and `*name` where a node can start (a superset of the real ones: the same
  * test as ANCHOR_OR_ALIAS, so a real anchor or alias is never missed), by offset of the sigil.
+ *
+ * The tokens `/(?:^|[\s[{,:-])([&*])([^\s,[\]{}]+)/g` finds (each search from just after the
+ * last sigil), found from the sigils (indexOf) instead of by the expression over the whole
+ * text: a 67 MB file holds a hundred of them. A sigil is a token when it starts the text or
+ * follows a space or `[{,:-`, and a name follows it; the search from just after the previous
+ * sigil misses none of them (the character before a sigil found that way is never a sigil).
  */
 export function anchorTokens(text: string): Array<{ offset: number; alias: boolean; name: string }> {
-  const re = /(?:^|[\s[{,:-])([&*])([^\s,[\]{}]+)/g;
   const out: Array<{ offset: number; alias: boolean; name: string }> = [];
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    const offset = m.index + m[0].length - m[2]!.length - 1;
-    out.push({ offset, alias: m[1] === '*', name: m[2]! });
-    re.lastIndex = offset + 1;
+  const len = text.length;
+  let amp = text.indexOf('&');
+  let star = text.indexOf('*');
+  while (amp >= 0 || star >= 0) {
+    let p: number;
+    if (star < 0 || (amp >= 0 && amp < star)) {
+      p = amp;
+      amp = text.indexOf('&', amp + 1);
+    } else {
+      p = star;
+      star = text.indexOf('*', star + 1);
+    }
+    if (p > 0 && !isTokenPrefix(text.charCodeAt(p - 1))) continue;
+    let e = p + 1;
+    while (e < len && !isNameStop(text.charCodeAt(e))) e++;
+    if (e === p + 1) continue;
+    out.push({ offset: p, alias: text.charCodeAt(p) === 0x2a, name: text.slice(p + 1, e) });
   }
   return out;
+}
+
+const WHITE_SPACE = /\s/;
+
+/** `[\s[{,:-]`: what may come before a token's sigil. */
+function isTokenPrefix(c: number): boolean {
+  if (c === 0x5b || c === 0x7b || c === 0x2c || c === 0x3a || c === 0x2d) return true;
+  return WHITE_SPACE.test(String.fromCharCode(c));
+}
+
+/** `[\s,[\]{}]`: what ends a token's name. */
+function isNameStop(c: number): boolean {
+  if (c === 0x2c || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d) return true;
+  if (c > 0x20 && c < 0x7f) return false;
+  return WHITE_SPACE.test(String.fromCharCode(c));
+}
+
+/** Whether a line may start with `%` (`/^%/m`: a directive; documents are not independent then). */
+export function mayHoldDirectives(text: string): boolean {
+  for (let i = text.indexOf('%'); i >= 0; i = text.indexOf('%', i + 1)) {
+    if (i === 0) return true;
+    const c = text.charCodeAt(i - 1);
+    if (c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029) return true;
+  }
+  return false;
 }
 
 /**
@@ -115,19 +158,62 @@ export function parseYAMLFastUnchecked(text: string, limits: { maxDepth: number;
   return loadFast(text, limits);
 }
 
+/**
+ * The items of a List whose `- ` lines at column 0 are `text` (one item's lines, or several
+ * items' lines joined), as js-yaml reads them in the whole List: the same sequence at column
+ * 0, the same indentation, each item ending where the next `- ` line (or the text) ends. They
+ * are one level less deep than in the List (the List's mapping is missing), so the depth
+ * limit is one less. Spans are offsets in `text`. Undefined when js-yaml refuses the text or
+ * it is not one sequence of `count` items.
+ */
+export function parseItemsFast(text: string, count: number, limits: { maxDepth: number; maxScalarBytes: number }): { values: unknown[]; spans: FastDocument['spans'] } | undefined {
+  const docs = loadFast(text, { maxDepth: limits.maxDepth - 1, maxScalarBytes: limits.maxScalarBytes });
+  if (!docs || docs.length !== 1 || !Array.isArray(docs[0]!.value) || docs[0]!.value.length !== count) return undefined;
+  return { values: docs[0]!.value as unknown[], spans: docs[0]!.spans };
+}
+
+/**
+ * List item `index` as js-yaml reads it in the whole List (see parseItemsFast), from its lines
+ * `start`..`end` alone, with its span shifted to the file. Undefined when js-yaml refuses the
+ * lines or the item is not clean: the whole file is then not clean for the fast path either.
+ */
+export function parseItemFast(text: string, start: number, end: number, limits: { maxDepth: number; maxScalarBytes: number }): { value: unknown; spans: FastDocument['spans'] } | undefined {
+  const read = parseItemsFast(text.slice(start, end), 1, limits);
+  if (!read) return undefined;
+  const value = read.values[0];
+  if (!isClean(value, limits.maxScalarBytes)) return undefined;
+  const spans = new WeakMap<object, { start: number; end: number }>();
+  const span = value !== null && typeof value === 'object' ? read.spans.get(value) : undefined;
+  if (span) spans.set(value as object, { start: span.start + start, end: span.end + start });
+  return { value, spans };
+}
+
+/**
+ * The document in `text`'s piece `start`..`end` (one document of a stream: see yaml-block.ts
+ * blockDocuments) as js-yaml reads it alone, spans in the file's offsets, anchors included and
+ * without the cleanliness check (as parseYAMLFastUnchecked); null when the piece holds none.
+ * Undefined when js-yaml refuses it or finds more than one document.
+ */
+export function parseDocumentFast(text: string, start: number, end: number, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument | null | undefined {
+  const docs = loadFast(text.slice(start, end), limits, start);
+  if (!docs || docs.length > 1) return undefined;
+  return docs.length === 0 ? null : docs[0]!;
+}
+
 /** Whether a value holds no ambiguity marker and no oversized scalar (see isClean). */
 export function isCleanValue(value: unknown, maxScalar: number): boolean {
   return isClean(value, maxScalar);
 }
 
-function loadFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }): FastDocument[] | undefined {
+/** js-yaml's documents of `text`; spans are shifted by `offset` (where `text` is in the file). */
+function loadFast(text: string, limits: { maxDepth: number; maxScalarBytes: number }, offset = 0): FastDocument[] | undefined {
   const spans = new WeakMap<object, { start: number; end: number }>();
   const starts: number[] = [];
   const listener = (event: 'open' | 'close', state: ListenerState) => {
     if (event === 'open') {
-      starts[state.depth] = state.position;
+      starts[state.depth] = state.position + offset;
     } else if (state.depth <= 3 && state.result !== null && typeof state.result === 'object') {
-      spans.set(state.result as object, { start: starts[state.depth]!, end: state.position });
+      spans.set(state.result as object, { start: starts[state.depth]!, end: state.position + offset });
     }
   };
   let values: unknown[];

@@ -16,9 +16,9 @@ import { generateCluster, renderCluster } from '../../bench/gen.js';
 import { LIMITS } from '../../src/parser/raw-objects.js';
 import { openDocuments, readDocuments } from '../../src/parser/documents.js';
 import type { ReadResult } from '../../src/parser/raw-objects.js';
-import { obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
+import { blockDocuments, obviousPlain, openYAMLBlock, parseYAMLBlock } from '../../src/parser/yaml-block.js';
 import { readYAMLWithoutBlockReader } from '../../src/parser/yaml-documents.js';
-import { parseYAMLFast, resolvePlainScalar, UNCLEAN, type FastDocument } from '../../src/parser/yaml-fast.js';
+import { anchorTokens, mayHoldDirectives, parseYAMLFast, resolvePlainScalar, UNCLEAN, type FastDocument } from '../../src/parser/yaml-fast.js';
 
 type Outcome = { accepted: true } | { accepted: false } | { accepted: true; difference: string };
 
@@ -557,6 +557,244 @@ describe('YAML input reads as before the block reader (objects, diagnostics, pos
       }
       sameRead(text);
     }
+  }, 900_000);
+});
+
+/**
+ * A List whose items hold anchors and aliases (yaml-anchored-list.ts), and a stream whose documents
+ * hold some (readYAMLMixed, documents cut by yaml-block.ts blockDocuments): read item by item (the
+ * block reader for the items without, js-yaml and the precise path for the groups of items tied
+ * to anchors) against the path before it, readYAMLMixed (js-yaml over the whole file first):
+ * the same objects, values, diagnostics and positions (sameRead above), on hand-written and
+ * generated Lists and their mutations. Where the reader gives up, the file is read by that path.
+ */
+describe('YAML with anchors reads item by item (a List) and document by document (a stream) as the whole-file mixed path reads it', () => {
+  const PATHS = [[], ['metadata'], ['metadata', 'name'], ['spec'], ['spec', 'ports', 0, 'port'], ['spec', 'ports', 1], ['spec', 'nothing'], ['data', 'a']];
+
+  /** Which reader took the file: the anchored List reader (every item taken), or the whole-file path. */
+  function readerOf(text: string): 'items' | 'whole' | 'failed' {
+    const opened = openDocuments({ name: 'in.yaml', bytes: new TextEncoder().encode(text) });
+    if (!('json' in opened) || opened.json.constructor.name !== 'AnchoredListObjects') return 'whole';
+    for (let i = 0; i < opened.json.count; i++) if ('failed' in opened.json.take(i)) return 'failed';
+    return 'items';
+  }
+
+  function sameAnchoredRead(text: string): 'items' | 'whole' | 'failed' {
+    const bytes = new TextEncoder().encode(text);
+    const mine = readDocuments({ name: 'in.yaml', bytes });
+    const theirs = readYAMLWithoutBlockReader('in.yaml', new TextDecoder().decode(bytes));
+    const fail = (why: string) => expect.fail(`${why}\n--- input ---\n${JSON.stringify(text).slice(0, 3000)}`);
+    if (JSON.stringify(mine.diagnostics) !== JSON.stringify(theirs.diagnostics)) fail(`diagnostics ${JSON.stringify(mine.diagnostics)} against ${JSON.stringify(theirs.diagnostics)}`);
+    if (mine.objects.length !== theirs.objects.length) fail(`${mine.objects.length} objects against ${theirs.objects.length}`);
+    const none = new WeakMap<object, { start: number; end: number }>();
+    mine.objects.forEach((o, i) => {
+      const t = theirs.objects[i]!;
+      const found = compare(o.value, t.value, none, none, `object[${i}]`);
+      if (found) fail(found);
+      if (o.origin.file !== t.origin.file) fail('file differs');
+      for (const path of PATHS) {
+        const a = JSON.stringify(o.origin.locate(path));
+        const b = JSON.stringify(t.origin.locate(path));
+        if (a !== b) fail(`object[${i}] at ${JSON.stringify(path)}: ${a} against ${b}`);
+      }
+    });
+    return readerOf(text);
+  }
+
+  const svc = (name: string, ports: string, extra = '') =>
+    `- apiVersion: v1\n  kind: Service\n  metadata:\n    name: ${name}\n    namespace: default\n  spec:\n    clusterIP: 10.96.0.${name.length}\n    ports:${ports}\n${extra}`;
+  const PORTS = '\n    - name: http\n      port: 80\n      protocol: TCP\n    - name: https\n      port: 443\n      protocol: TCP';
+  const list = (...items: string[]) => `apiVersion: v1\nitems:\n${items.join('')}kind: List\nmetadata:\n  resourceVersion: ""\n`;
+
+  /** Lists the item-by-item reader takes, and what it must agree on. */
+  const GOOD = [
+    // An anchor in one item, aliases in later ones; plain items between.
+    list(svc('a', PORTS), svc('b', ` &p${PORTS}`), svc('c', PORTS), svc('d', ' *p'), svc('e', PORTS), svc('f', ' *p')),
+    // Two anchors, groups interleaved; an anchor on a scalar and on a mapping inside a port.
+    list(svc('a', ` &p${PORTS}`), svc('b', ` &q\n    - name: xx\n      port: &n 8080\n      protocol: TCP`), svc('c', ' *p'), svc('d', '\n    - name: yy\n      port: *n'), svc('e', ' *q')),
+    // Anchors without aliases; an item the block reader gives up on (flow content) between.
+    list(svc('a', ` &p${PORTS}`), svc('b', ' [{name: h, port: 80}]'), svc('c', ` &r${PORTS}`)),
+    // Comments and blank lines between items; CRLF.
+    list(svc('a', ` &p${PORTS}`), '# between\n\n', svc('b', ' *p')).replace(/\n/g, '\r\n'),
+    // No newline at the end; the last item an alias user.
+    list(svc('a', ` &p${PORTS}`), svc('b', ' *p')).replace(/\n$/, ''),
+    // A typed List (items take its kind).
+    `apiVersion: v1\nitems:\n- metadata:\n    name: a\n  spec:\n    ports: &p${PORTS}\n- metadata:\n    name: b\n  spec:\n    ports: *p\nkind: ServiceList\n`,
+    // A tag with the anchor (the block reader gives up on tags; js-yaml and the precise path read it).
+    list(svc('a', ` !!seq &p${PORTS}`), svc('b', ' *p')),
+    // `&` and `*` inside scalars (false alarms), with a real anchor elsewhere.
+    list(svc('a', ` &p${PORTS}`, '    selector:\n      xx: "a &b"\n'), svc('b', ' *p', '    selector:\n      yy: a *p\n')),
+  ];
+
+  /** Lists it gives up on (the whole-file path decides: a diagnostic, or the same objects). */
+  const BAD = [
+    // A merge key (`<<:`): js-yaml (core schema) keeps `<<` as a key, the precise path merges as
+    // kubectl's reader does; the values differ, so the whole file is read precisely (as before).
+    list(
+      `- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: base\n    labels: &l\n      app: web\n      tier: fe\n  data:\n    a: "1"\n`,
+      svc('x', PORTS),
+      `- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: over\n    labels:\n      <<: *l\n      tier: be\n  data:\n    a: "2"\n`,
+    ),
+    // An alias with no anchor, and one before its anchor.
+    list(svc('a', ' *p'), svc('b', ` &p${PORTS}`)),
+    list(svc('a', PORTS), svc('b', ' *nothing')),
+    // A name anchored in two items of different groups, then aliased.
+    list(svc('a', ` &p${PORTS}`), svc('b', ` &p\n    - name: other\n      port: 1`), svc('c', ' *p')),
+    list(svc('a', ` &p${PORTS}`), svc('b', ' *p'), svc('c', ` &p\n    - port: 2`), svc('d', ' *p')),
+    // An alias bomb: more expansions of one anchor than the budget.
+    list(svc('a', ` &p${PORTS}`), ...Array.from({ length: 101 }, (_, i) => svc(`b${i}`, ' *p'))),
+    // An ambiguous scalar, a duplicate key, a syntax error in a tied item.
+    list(svc('a', ` &p${PORTS}`, '    selector:\n      on: yes\n'), svc('b', ' *p')),
+    list(svc('a', ` &p${PORTS}`, '    selector:\n      x: 1\n      x: 2\n'), svc('b', ' *p')),
+    list(svc('a', ` &p${PORTS}`), svc('b', ' *p', '    selector: {x: 1\n')),
+    // The same in an item tied to nothing.
+    list(svc('a', ` &p${PORTS}`), svc('c', PORTS, '    selector:\n      on: yes\n'), svc('b', ' *p')),
+    list(svc('a', ` &p${PORTS}`), svc('c', PORTS, '    selector: [1\n'), svc('b', ' *p')),
+    list(svc('a', ` &p${PORTS}`), svc('c', PORTS, '    selector:\n      x: 1\n      x: 2\n'), svc('b', ' *p')),
+    // Anchors in the List's own fields; a whole item anchored and aliased; a scalar item.
+    `apiVersion: v1\nmetadata: &m\n  resourceVersion: ""\nitems:\n${svc('a', ` &p${PORTS}`)}${svc('b', ' *p')}kind: List\nx: *m\n`,
+    `apiVersion: v1\nitems:\n- &i\n  kind: Service\n  metadata:\n    name: a\n- *i\nkind: List\n`,
+    list(svc('a', ` &p${PORTS}`), '- just a scalar\n', svc('b', ' *p')),
+    // A directive; two documents.
+    `%YAML 1.2\n---\n${list(svc('a', ` &p${PORTS}`), svc('b', ' *p'))}`,
+    `${list(svc('a', ` &p${PORTS}`), svc('b', ' *p'))}---\n${list(svc('c', PORTS))}`,
+    // Not a List: documents with anchors.
+    `apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  ports: &p${PORTS.replace(/\n    /g, '\n  ')}\n---\nx: *p\n`,
+  ];
+
+  /** Streams of documents, anchors in some (read document by document: readYAMLMixed, documentsOneByOne). */
+  const doc = (name: string, ports: string, extra = '') => svc(name, ports, extra).replace(/^- /, '').replace(/\n  /g, '\n');
+  const STREAMS_WITH_ANCHORS = [
+    `${doc('a', PORTS)}---\n${doc('b', ` &p${PORTS}`, 'status:\n  x: *p\n')}---\n${doc('c', PORTS)}`,
+    `---\n${doc('a', ` &p${PORTS}`, 'z: *p\n')}--- # second\n${doc('b', ' [{port: 1}]')}---\n---\n${doc('c', PORTS)}# end\n`,
+    `${doc('a', PORTS)}---\n${list(svc('b', ` &p${PORTS}`), svc('c', PORTS), svc('d', ' *p'))}---\n${doc('e', ` &q${PORTS}`)}`,
+    `${doc('a', PORTS)}---\n${doc('b', ` &p${PORTS}`, 'z: *p\n')}`.replace(/\n/g, '\r\n'),
+    // Anchors across documents (an alias cannot see another document's anchor), a bad alias.
+    `${doc('a', ` &p${PORTS}`)}---\n${doc('b', ' *p')}`,
+    `${doc('a', PORTS)}---\n${doc('b', ' *nothing')}`,
+    // What blockDocuments refuses to cut (js-yaml reads the whole text).
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}...\n---\n${doc('b', PORTS)}`,
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}--- {x: 1}\n`,
+    `${doc('a', ` &p${PORTS}`, 'z: *p\n')}---x: 1\n`,
+  ];
+
+  it('cuts a stream into documents read by the block reader where it can', () => {
+    const pieces = blockDocuments(STREAMS_WITH_ANCHORS[0]!, LIMITS)!;
+    expect(pieces.map((p) => (p.doc === undefined ? 'given up' : p.doc === null ? 'empty' : 'read'))).toEqual(['read', 'given up', 'read']);
+    const second = blockDocuments(STREAMS_WITH_ANCHORS[1]!, LIMITS)!;
+    expect(second.map((p) => (p.doc === undefined ? 'given up' : p.doc === null ? 'empty' : 'read'))).toEqual(['empty', 'given up', 'given up', 'empty', 'read']);
+    for (const s of STREAMS_WITH_ANCHORS.slice(6)) expect(blockDocuments(s, LIMITS), s).toBeUndefined();
+    // What a piece the reader reads gives is what js-yaml gives for that document of the whole text.
+    let compared = 0;
+    for (const s of [...STREAMS, STREAMS_WITH_ANCHORS[0]!.replace(/ &p| \*p/g, ''), KUBECTL]) {
+      const cut = blockDocuments(s, LIMITS);
+      if (!cut || cut.some((p) => p.doc === undefined)) continue;
+      expect(difference(cut.flatMap((p) => (p.doc ? [p.doc] : [])), parseYAMLFast(s, LIMITS)), JSON.stringify(s)).toBe('');
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('reads streams with anchors in some documents as the whole-file path reads them', () => {
+    for (const text of STREAMS_WITH_ANCHORS) sameAnchoredRead(text);
+  }, 60_000);
+
+  it('agrees on mutations of streams with anchors in some documents', () => {
+    const random = rng(Number(process.env.KPC_YAML_FUZZ_SEED ?? 23));
+    const inserts = ['\n', '  ', '- ', '#', ' # c', '\n---\n', '---\n', '...\n', ':', '"', '|', '{}', '&a ', '*a', '&p ', ' *p', 'on', '\t', '%', '[1', '\r'];
+    const N = Number(process.env.KPC_YAML_FUZZ_N ?? 300);
+    let cut = 0;
+    for (let k = 0; k < N; k++) {
+      let text = STREAMS_WITH_ANCHORS[Math.floor(random() * 6)]!;
+      for (let e = 1 + Math.floor(random() * 2); e > 0; e--) {
+        const at = Math.floor(random() * text.length);
+        const r = random();
+        if (r < 0.6) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
+        else text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+      }
+      if (blockDocuments(text, LIMITS)?.some((p) => p.doc)) cut++;
+      sameAnchoredRead(text);
+    }
+    if (process.env.KPC_YAML_FUZZ_REPORT) console.log(`stream mutations: ${N}, some document read by the block reader: ${cut}`);
+    expect(cut).toBeGreaterThan(N * 0.3);
+  }, 900_000);
+
+  it('finds the tokens the expression finds, and directives as /^%/m does', () => {
+    const reference = (text: string) => {
+      const re = /(?:^|[\s[{,:-])([&*])([^\s,[\]{}]+)/g;
+      const out: Array<{ offset: number; alias: boolean; name: string }> = [];
+      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+        const offset = m.index + m[0].length - m[2]!.length - 1;
+        out.push({ offset, alias: m[1] === '*', name: m[2]! });
+        re.lastIndex = offset + 1;
+      }
+      return out;
+    };
+    const random = rng(19);
+    const alphabet = ['&', '*', '&&', '**', '&*', ' ', '\n', '\r', '\t', '-', ':', ',', '[', ']', '{', '}', 'a', 'b1', '%', '\u00a0', '\u2028', '\u2029', '\ufeff', '\u3000', '\u0085', '\u{1F600}', '#', '"'];
+    let tokens = 0;
+    let directives = 0;
+    for (let k = 0; k < 3000; k++) {
+      let text = '';
+      const n = 1 + Math.floor(random() * 12);
+      for (let i = 0; i < n; i++) text += alphabet[Math.floor(random() * alphabet.length)];
+      expect(anchorTokens(text), JSON.stringify(text)).toEqual(reference(text));
+      expect(mayHoldDirectives(text), JSON.stringify(text)).toBe(/^%/m.test(text));
+      tokens += reference(text).length;
+      if (/^%/m.test(text)) directives++;
+    }
+    const big = genYAML(40, 3, 'yaml-anchors');
+    expect(anchorTokens(big)).toEqual(reference(big));
+    expect(tokens).toBeGreaterThan(500);
+    expect(directives).toBeGreaterThan(50);
+  });
+
+  it('reads the good Lists item by item, as the whole-file path reads them', () => {
+    for (const text of GOOD) expect(sameAnchoredRead(text), text).toBe('items');
+  }, 60_000);
+
+  it('gives up on the others, which the whole-file path reads (diagnostics and all) as before', () => {
+    for (const text of BAD) expect(sameAnchoredRead(text), text).not.toBe('items');
+    // The whole-file path reports these with their positions.
+    const bomb = readDocuments({ name: 'in.yaml', bytes: new TextEncoder().encode(BAD[5]!) });
+    expect(bomb.diagnostics.map((d) => d.message)).toEqual(['YAML: more than 100 alias expansions (an alias bomb?)']);
+    const merged = readDocuments({ name: 'in.yaml', bytes: new TextEncoder().encode(BAD[0]!) });
+    expect(merged.diagnostics).toEqual([]);
+    expect((merged.objects[2]!.value as { metadata: { labels: unknown } }).metadata.labels).toEqual({ app: 'web', tier: 'be' });
+  }, 60_000);
+
+  it('reads bench/gen yaml-anchors item by item, with the values of the JSON of the same cluster', () => {
+    const text = genYAML(200, 1, 'yaml-anchors');
+    expect(anchorTokens(text).filter((t) => t.alias).length).toBeGreaterThan(10);
+    expect(sameAnchoredRead(text)).toBe('items');
+    const json = JSON.parse([...renderCluster(generateCluster({ services: 200, seed: 1 }), 'json')].join('')) as { items: unknown[] };
+    expect(readDocuments({ name: 'in.yaml', bytes: new TextEncoder().encode(text) }).objects.map((o) => o.value)).toEqual(json.items);
+  }, 300_000);
+
+  it('agrees on mutations of Lists with anchors (items read, given up on, or spoiling the whole file)', () => {
+    const random = rng(Number(process.env.KPC_YAML_FUZZ_SEED ?? 191));
+    const base = [...GOOD, genYAML(12, 3, 'yaml-anchors')];
+    const inserts = ['\n', '  ', '- ', '#', ' # c', '\n- x\n', '\nz: 1\n', '---\n', ':', '"', '|', '{}', '&a ', '*a', '&p ', ' *p', '<<: *p\n', 'on', '\t', '%'];
+    const N = Number(process.env.KPC_YAML_FUZZ_N ?? 300);
+    const seen = { items: 0, whole: 0, failed: 0 };
+    for (let k = 0; k < N; k++) {
+      let text = base[Math.floor(random() * base.length)]!;
+      for (let e = 1 + Math.floor(random() * 2); e > 0; e--) {
+        const at = Math.floor(random() * text.length);
+        const r = random();
+        if (r < 0.55) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
+        else if (r < 0.8) text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+        else {
+          const ls = text.lastIndexOf('\n', at - 1) + 1;
+          text = random() < 0.5 ? `${text.slice(0, ls)} ${text.slice(ls)}` : text.slice(0, ls) + text.slice(ls).replace(/^ /, '');
+        }
+      }
+      seen[sameAnchoredRead(text)]++;
+    }
+    if (process.env.KPC_YAML_FUZZ_REPORT) console.log(`anchored mutations: ${JSON.stringify(seen)}`);
+    // Not vacuous: many mutants are still read item by item, and some are given up on.
+    expect(seen.items).toBeGreaterThan(N * 0.15);
+    expect(seen.whole + seen.failed).toBeGreaterThan(N * 0.05);
   }, 900_000);
 });
 
