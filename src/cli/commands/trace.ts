@@ -16,7 +16,7 @@ import { traceNftState } from '../../trace/nftables.js';
 import { renderIpvsStage, traceIpvsBundle, type IpvsTraceResult } from '../../trace/ipvs.js';
 import { extractInlineBundle, readBundleTexts } from '../../diff/ipvs/index.js';
 import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
-import { KUBE_PROXY_TABLE, readNftState } from '../../lang/nftables/index.js';
+import { KUBE_PROXY_TABLE, readNftView } from '../../lang/nftables/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -162,7 +162,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       result = traceIpvsBundle(bundle, packet, { ips: nodeIPs });
     } else if (isNftText(rulesText)) {
       // nftables: kpc's transaction, or a node's nft list table / ruleset (text or -j JSON)
-      result = traceNftState(readNftState(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE).state, packet, { ips: nodeIPs });
+      result = traceNftState(readNftView(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE), packet, { ips: nodeIPs });
     } else {
       // Only the chains the packet goes through are parsed (and warned about).
       const rules = readRules(rulesText, { lazy: true });
