@@ -21,9 +21,10 @@
  * reported and treated as a new client (no match). Anything else: an error naming the rule.
  */
 
-import { cidrContains, formatIP, formatIPPort, isLoopback, parseCIDR, parseIP, type IP } from '../net/ip.js';
+import { cidrContains, formatIP, formatIPPort, parseCIDR, parseIP, type IP } from '../net/ip.js';
 import { ruleTokens, viewOfState, type NftState, type NftTableView, type StateRule } from '../lang/nftables/index.js';
-import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type Origin, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './tracer.js';
+import { isLocalAddress, startPacket } from './packet.js';
+import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './result.js';
 
 interface S {
   src: IP;
@@ -62,7 +63,7 @@ function clone(s: S): S {
 }
 
 function isLocal(ctx: Ctx, ip: IP): boolean {
-  return isLoopback(ip) || ctx.nodeIPs.some((n) => n.family === ip.family && formatIP(n) === formatIP(ip));
+  return isLocalAddress(ctx.nodeIPs, ip);
 }
 
 /** A rule's tokens with a cursor. */
@@ -485,27 +486,9 @@ function baseChains(state: NftTableView, hook: string): string[] {
 /** `table`: a state read whole, or a view that reads only the chains and sets the packet reaches (lang/nftables/lazy-read.ts). */
 export function traceNftState(table: NftState | NftTableView, packet: PacketSpec, node: NodeSpec): TraceResult {
   const state = 'chain' in table ? table : viewOfState(table);
-  const dstP = parseIP(packet.destination);
-  if (!dstP) throw traceError(`destination ${packet.destination} is not an IP address`);
-  const dst = dstP.ip;
-  const nodeIPs = node.ips.map((t) => parseIP(t)?.ip).filter((x): x is IP => x !== undefined);
-  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw traceError(`port ${packet.port} is not between 1 and 65535`);
   if (!state.exists) throw traceError(`the rules hold no table ${state.family} ${state.table}`);
-  const ctx: Ctx = { state, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0 };
-  const protocol: Protocol = packet.protocol ?? 'tcp';
-  let src: IP;
-  if (packet.source !== undefined) {
-    const p = parseIP(packet.source);
-    if (!p) throw traceError(`source ${packet.source} is not an IP address`);
-    src = p.ip;
-    if (src.family !== dst.family) throw traceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
-  } else if (isLoopback(dst)) src = dst;
-  else {
-    const own = nodeIPs.find((ip) => ip.family === dst.family && !isLoopback(ip));
-    src = own ?? parseIP(dst.family === 'IPv4' ? '127.0.0.1' : '::1')!.ip;
-    if (!own) ctx.notes.add(`the node has no ${dst.family} address (give --node-ip); the connection is traced from ${formatIP(src)}`);
-  }
-  const origin: Origin = packet.origin ?? (packet.source === undefined || isLocal(ctx, src) ? 'node' : 'network');
+  const { src, dst, protocol, origin, nodeIPs, notes } = startPacket(packet, node);
+  const ctx: Ctx = { state, nodeIPs, notes: new Set(notes), affinity: new Map(), branches: 0 };
   const initial: S = {
     src,
     dst,

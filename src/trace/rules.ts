@@ -10,7 +10,8 @@ import { readRules } from '../lang/iptables/read.js';
 import { KUBE_PROXY_TABLE, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
 import { traceIpvsBundle, type IpvsTraceResult } from './ipvs.js';
 import { traceNftState } from './nftables.js';
-import { traceRuleSet, type NodeSpec, type PacketSpec } from './tracer.js';
+import type { NodeSpec, PacketSpec } from './result.js';
+import { traceRuleSet } from './tracer.js';
 
 export type TraceRules =
   /** iptables-save / iptables-restore text (kpc's output, possibly focused, or a node's). */
