@@ -48,27 +48,31 @@ export function viewOfState(state: NftState): NftTableView {
   };
 }
 
-/** Where each object's operations are (positions in the source, ascending). */
-class OpIndex {
+/** Where an object's operations are (positions in the source, ascending): how a LazyTable finds them. */
+interface OpFinder {
   /** `add/flush/delete table`: they touch every object. */
+  readonly table: readonly number[];
+  /** Chains declared with fields (`{ type … hook … }`), among them every chain with a hook. */
+  readonly declared: ReadonlySet<string>;
+  /** A chain's operations and rules; undefined: none. */
+  chain(name: string): readonly number[] | undefined;
+  /** A set's or map's operations and elements (sets and maps share one namespace). */
+  set(name: string): readonly number[] | undefined;
+}
+
+/** An OpFinder of lists made in one pass (the text's index). */
+class OpIndex implements OpFinder {
   readonly table: number[] = [];
-  /** Chain operations and rules, by chain. */
   readonly chains = new Map<string, number[]>();
-  /** Set and map operations and elements, by set (sets and maps share one namespace). */
   readonly sets = new Map<string, number[]>();
-  /** Chains declared with fields (`{ type … hook … }`): the only ones that can have a hook. */
   readonly declared = new Set<string>();
 
-  chain(name: string, at: number): void {
-    const list = this.chains.get(name);
-    if (list === undefined) this.chains.set(name, [at]);
-    else list.push(at);
+  chain(name: string): readonly number[] | undefined {
+    return this.chains.get(name);
   }
 
-  set(name: string, at: number): void {
-    const list = this.sets.get(name);
-    if (list === undefined) this.sets.set(name, [at]);
-    else list.push(at);
+  set(name: string): readonly number[] | undefined {
+    return this.sets.get(name);
   }
 }
 
@@ -90,7 +94,7 @@ class LazyTable implements NftTableView {
   constructor(
     readonly family: NftFamily,
     readonly table: string,
-    private readonly index: OpIndex,
+    private readonly index: OpFinder,
     /** The operations at these positions, in order (a position may hold none: another table's line). */
     private readonly opsAt: (positions: readonly number[]) => NftOperation[],
   ) {}
@@ -107,7 +111,7 @@ class LazyTable implements NftTableView {
 
   chain(name: string): StateChain | undefined {
     if (!this.chainsRead.has(name)) {
-      const at = this.index.chains.get(name);
+      const at = this.index.chain(name);
       this.chainsRead.set(name, at === undefined ? undefined : this.apply(at).chains.get(name));
     }
     return this.chainsRead.get(name);
@@ -115,7 +119,7 @@ class LazyTable implements NftTableView {
 
   set(name: string): StateSet | undefined {
     if (!this.setsRead.has(name)) {
-      const at = this.index.sets.get(name);
+      const at = this.index.set(name);
       this.setsRead.set(name, at === undefined ? undefined : this.apply(at).sets.get(name));
     }
     return this.setsRead.get(name);
@@ -135,18 +139,32 @@ class LazyTable implements NftTableView {
 // A transaction kpc built
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The view of a transaction kpc built. Its operations are not indexed by name: an object's are
+ * found by a pass over them when first asked for (a few dozen objects, a few milliseconds each),
+ * which keeps the memory of trace and explain that of the transaction, as compile's.
+ */
 export function viewOfTransaction(tx: NftTransaction): NftTableView {
-  const index = new OpIndex();
+  const table: number[] = [];
+  const declared = new Set<string>();
   tx.ops.forEach(({ object: o }, i) => {
-    if (o.kind === 'table') index.table.push(i);
-    else if (o.kind === 'chain') {
-      index.chain(o.name, i);
-      if (o.base !== undefined) index.declared.add(o.name);
-    } else if (o.kind === 'rule') index.chain(o.chain, i);
-    else if (o.kind === 'set' || o.kind === 'map') index.set(o.name, i);
-    else if (o.kind === 'element') index.set(o.container, i);
+    if (o.kind === 'table') table.push(i);
+    else if (o.kind === 'chain' && o.base !== undefined) declared.add(o.name);
   });
-  return new LazyTable(tx.family, tx.table, index, (positions) => positions.map((i) => tx.ops[i]!));
+  const find = (matches: (o: NftOperation['object']) => boolean): number[] | undefined => {
+    const out: number[] = [];
+    tx.ops.forEach(({ object: o }, i) => {
+      if (matches(o)) out.push(i);
+    });
+    return out.length > 0 ? out : undefined;
+  };
+  const finder: OpFinder = {
+    table,
+    declared,
+    chain: (name) => find((o) => (o.kind === 'chain' && o.name === name) || (o.kind === 'rule' && o.chain === name)),
+    set: (name) => find((o) => ((o.kind === 'set' || o.kind === 'map') && o.name === name) || (o.kind === 'element' && o.container === name)),
+  };
+  return new LazyTable(tx.family, tx.table, finder, (positions) => positions.map((i) => tx.ops[i]!));
 }
 
 // ---------------------------------------------------------------------------------------------
