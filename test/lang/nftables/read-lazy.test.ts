@@ -121,7 +121,7 @@ describe('lazy reading of knftables\' form', () => {
       for (const family of ['ip', 'ip6'] as const) if (agree(text, family) === 'read') read++;
     }
     expect(read).toBeGreaterThan(300);
-  });
+  }, 120_000);
 
   it('refuses a damaged line with the eager reading\'s error and line', () => {
     const next = random(19);
@@ -148,7 +148,7 @@ describe('lazy reading of knftables\' form', () => {
       }
     }
     expect(refused).toBeGreaterThan(100);
-  });
+  }, 120_000);
 
   it('reads the forms the fast path leaves to the slow one as the eager reading does', () => {
     const base = [
@@ -259,5 +259,5 @@ describe('lazy view of a built transaction', () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(50);
-  });
+  }, 120_000);
 });
