@@ -5,7 +5,9 @@
  *
  *   - readTransactionLazily: knftables' form (kpc's 143 MB output) split into the lines of each
  *     chain and each set or map (one pass, a few words a line); a chain's or a set's lines are
- *     parsed, checked and applied when first asked for;
+ *     parsed, checked and applied when first asked for, and a set's elements one key at a
+ *     time (the lines holding the key's first word: a map of 20,000 Services is asked for two
+ *     or three keys);
  *   - viewOfTransaction: a transaction kpc built (trace and explain from manifests), its
  *     operations indexed the same way and applied per object when asked for.
  *
@@ -23,7 +25,7 @@
 import { isKpcError } from '../../errors.js';
 import { NftTransaction, type NftFamily, type NftOperation } from './model.js';
 import { nftStateForm, readCommandLine, readNftState, readTransaction } from './read.js';
-import { applyTransaction, emptyState, type NftState, type StateChain, type StateSet } from './state.js';
+import { applyTransaction, emptyState, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
 
 export interface NftTableView {
   readonly family: NftFamily;
@@ -58,21 +60,90 @@ interface OpFinder {
   chain(name: string): readonly number[] | undefined;
   /** A set's or map's operations and elements (sets and maps share one namespace). */
   set(name: string): readonly number[] | undefined;
+  /**
+   * When the finder can tell: a set's own operations without its elements (`set`), and the
+   * elements whose text holds `word` (any element with a key whose first word is `word` does).
+   */
+  readonly byKey?: {
+    declarations(name: string): readonly number[] | undefined;
+    elementsWith(name: string, word: string): readonly number[];
+  };
 }
 
 /** An OpFinder of lists made in one pass (the text's index). */
 class OpIndex implements OpFinder {
   readonly table: number[] = [];
   readonly chains = new Map<string, number[]>();
+  /** Set and map operations, by set. */
   readonly sets = new Map<string, number[]>();
+  /** Element operations, by set. */
+  readonly elements = new Map<string, number[]>();
   readonly declared = new Set<string>();
+  byKey?: OpFinder['byKey'];
 
   chain(name: string): readonly number[] | undefined {
     return this.chains.get(name);
   }
 
   set(name: string): readonly number[] | undefined {
-    return this.sets.get(name);
+    const own = this.sets.get(name);
+    const elements = this.elements.get(name);
+    return own === undefined ? elements : elements === undefined ? own : merged(own, elements);
+  }
+}
+
+/**
+ * A set's elements looked up one key at a time: each key's candidate lines (those holding its
+ * first word) are applied with the set's own, in order; anything that reads them all (size,
+ * iteration) applies every element line, as the eager reading does.
+ */
+class ElementsByKey extends Map<string, StateElement> {
+  private readonly read = new Map<string, StateElement | undefined>();
+  private everything: Map<string, StateElement> | undefined;
+
+  constructor(
+    private readonly one: (key: string) => StateElement | undefined,
+    private readonly all: () => Map<string, StateElement>,
+  ) {
+    super();
+  }
+
+  override get(key: string): StateElement | undefined {
+    if (this.everything !== undefined) return this.everything.get(key);
+    if (!this.read.has(key)) this.read.set(key, this.one(key));
+    return this.read.get(key);
+  }
+
+  override has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  private whole(): Map<string, StateElement> {
+    return (this.everything ??= this.all());
+  }
+
+  override get size(): number {
+    return this.whole().size;
+  }
+
+  override keys(): MapIterator<string> {
+    return this.whole().keys();
+  }
+
+  override values(): MapIterator<StateElement> {
+    return this.whole().values();
+  }
+
+  override entries(): MapIterator<[string, StateElement]> {
+    return this.whole().entries();
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, StateElement]> {
+    return this.whole()[Symbol.iterator]();
+  }
+
+  override forEach(f: (value: StateElement, key: string, map: Map<string, StateElement>) => void, thisArg?: unknown): void {
+    this.whole().forEach(f, thisArg);
   }
 }
 
@@ -118,11 +189,24 @@ class LazyTable implements NftTableView {
   }
 
   set(name: string): StateSet | undefined {
-    if (!this.setsRead.has(name)) {
-      const at = this.index.set(name);
-      this.setsRead.set(name, at === undefined ? undefined : this.apply(at).sets.get(name));
-    }
+    if (!this.setsRead.has(name)) this.setsRead.set(name, this.readSet(name));
     return this.setsRead.get(name);
+  }
+
+  private readSet(name: string): StateSet | undefined {
+    const at = this.index.set(name);
+    if (at === undefined) return undefined;
+    const byKey = this.index.byKey;
+    if (byKey === undefined) return this.apply(at).sets.get(name);
+    // The declaration alone (elements do not change it), then the elements asked for.
+    const own = byKey.declarations(name) ?? [];
+    const declared = this.apply(own).sets.get(name);
+    if (declared === undefined) return undefined;
+    const elementOf = (key: string): StateElement | undefined => {
+      const word = key.split(' ')[0]!;
+      return this.apply(merged(own, byKey.elementsWith(name, word))).sets.get(name)?.elements.get(key);
+    };
+    return { ...declared, elements: new ElementsByKey(elementOf, () => this.apply(at).sets.get(name)?.elements ?? new Map()) };
   }
 
   baseChains(): StateChain[] {
@@ -184,8 +268,8 @@ class Unindexable extends Error {}
 const NAME = /[!-~]+/y;
 
 /** The index's group of a kind: chains (with their rules), sets (with their elements), or neither. */
-function groupOf(kind: string): 'chain' | 'set' | undefined {
-  return kind === 'chain' || kind === 'rule' ? 'chain' : kind === 'set' || kind === 'map' || kind === 'element' ? 'set' : undefined;
+function groupOf(kind: string): 'chain' | 'set' | 'element' | undefined {
+  return kind === 'chain' || kind === 'rule' ? 'chain' : kind === 'set' || kind === 'map' ? 'set' : kind === 'element' ? 'element' : undefined;
 }
 
 /**
@@ -244,7 +328,7 @@ export function readTransactionLazily(text: string, family: NftFamily, table: st
   // The previous line's object: kpc writes an object's lines together (add, flush, its rules),
   // so most lines are matched against it without looking their name up.
   let lastName = '';
-  let lastGroup: 'chain' | 'set' | undefined;
+  let lastGroup: 'chain' | 'set' | 'element' | undefined;
   let lastList: number[] = [];
   try {
     // A line's position is the offset where it starts.
@@ -288,7 +372,7 @@ export function readTransactionLazily(text: string, family: NftFamily, table: st
       if (kind === 'table') index.table.push(k);
       if (group === undefined) continue;
       if (kind === 'chain' && fields) index.declared.add(name);
-      const lists = group === 'chain' ? index.chains : index.sets;
+      const lists = group === 'chain' ? index.chains : group === 'set' ? index.sets : index.elements;
       let list = lists.get(name);
       if (list === undefined) lists.set(name, (list = []));
       list.push(k);
@@ -314,6 +398,10 @@ export function readTransactionLazily(text: string, family: NftFamily, table: st
       if (op) ops.push(op);
     }
     return ops;
+  };
+  index.byKey = {
+    declarations: (name) => index.sets.get(name),
+    elementsWith: (name, word) => (index.elements.get(name) ?? []).filter((at) => lineAt(at).includes(word)),
   };
   return new LazyTable(family, table, index, (positions) => {
     try {

@@ -80,7 +80,15 @@ function agree(text: string, family: NftFamily = 'ip'): 'read' | 'refused' {
   const lazy = refusal(() => viewData(readTransactionLazily(text, family, TABLE), names));
   expect(lazy).toEqual(eager);
   if (eager !== undefined) return 'refused';
-  expect(viewData(readTransactionLazily(text, family, TABLE), names)).toEqual(stateData(readTransaction(text, family, TABLE), names));
+  const state = readTransaction(text, family, TABLE);
+  expect(viewData(readTransactionLazily(text, family, TABLE), names)).toEqual(stateData(state, names));
+  // Element by element, as the tracer looks them up (each key read on its own), and keys absent.
+  const byKey = readTransactionLazily(text, family, TABLE);
+  for (const set of state.sets.values()) {
+    const lazy = byKey.set(set.name)!;
+    for (const [key, el] of set.elements) expect(lazy.elements.get(key), `${set.name} ${key}`).toEqual(el);
+    for (const key of ['no-such-key', '10.0.0.1 . tcp . 1', '']) expect(lazy.elements.get(key)).toEqual(set.elements.get(key));
+  }
   return 'read';
 }
 
