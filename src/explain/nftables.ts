@@ -10,7 +10,7 @@
  */
 
 import type { ProxyIR } from '../ir/model.js';
-import { ruleTokens, type NftState } from '../lang/nftables/index.js';
+import { ruleTokens, type NftTableView } from '../lang/nftables/index.js';
 import { explainService, type EntryPoint, type ExplainedRule, type Explanation } from './explain.js';
 
 const TABLE = 'kube-proxy';
@@ -28,7 +28,7 @@ function targets(tokens: string[]): string[] {
   return out;
 }
 
-export function explainServiceNft(ir: ProxyIR, state: NftState, namespace: string, name: string): Explanation {
+export function explainServiceNft(ir: ProxyIR, state: NftTableView, namespace: string, name: string): Explanation {
   // The plan's part (reaches, endpoints, reasons), with no iptables rules to attach.
   const x = explainService(ir, '', namespace, name);
   const sp = ir.servicePorts.filter((p) => p.namespace === namespace && p.name === name);
@@ -40,7 +40,7 @@ export function explainServiceNft(ir: ProxyIR, state: NftState, namespace: strin
       const rules: ExplainedRule[] = [];
       const queue: string[] = [];
       for (const [set, key] of keys) {
-        const el = state.sets.get(set)?.elements.get(key);
+        const el = state.set(set)?.elements.get(key);
         if (!el) continue;
         rules.push({ table: TABLE, chain: set, index: 0, text: elementText(set, el.key, el.value, el.comment) });
         queue.push(...targets(el.value.split(' ')));
@@ -57,7 +57,7 @@ export function explainServiceNft(ir: ProxyIR, state: NftState, namespace: strin
           continue;
         }
         listed.set(chain, entry.title);
-        const c = state.chains.get(chain);
+        const c = state.chain(chain);
         if (!c) continue;
         c.rules.forEach((r, k) => {
           rules.push({ table: TABLE, chain, index: k + 1, text: `rule ${chain} ${r.text}${r.comment !== undefined ? ` comment "${r.comment}"` : ''}` });
@@ -65,7 +65,7 @@ export function explainServiceNft(ir: ProxyIR, state: NftState, namespace: strin
           queue.push(...targets(toks));
           for (const t of toks) if (t.startsWith('@affinity-') && !seen.has(t)) {
             seen.add(t);
-            rules.push({ table: TABLE, chain: t.slice(1), index: 0, text: `set ${t.slice(1)} (ClientIP affinity, timeout ${state.sets.get(t.slice(1))?.timeout ?? '?'}s)` });
+            rules.push({ table: TABLE, chain: t.slice(1), index: 0, text: `set ${t.slice(1)} (ClientIP affinity, timeout ${state.set(t.slice(1))?.timeout ?? '?'}s)` });
           }
         });
       }

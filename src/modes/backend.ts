@@ -9,13 +9,15 @@
  *                 until delta or diff is made, when its text is not the new output's); it
  *                 answers delta (compile --previous) and diff (kpc diff)
  *   check         the output against a committed golden (kpc check)
- *   traceRules    the rules text `kpc trace` follows, for the modes it can follow
- *   explainRules  the rules text `kpc explain` shows, for the modes it can explain
+ *   traceRules    the rules `kpc trace` follows (in its tracer's form), for the modes it can follow
+ *   explainRules  the rules `kpc explain` shows (in its explainer's form), for the modes it can explain
  */
 
 import type { BundleFile } from '../emit/ipvs/index.js';
 import type { Paint } from '../diff/port-report.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
+import type { TraceRules } from '../trace/rules.js';
+import type { ExplainRules } from '../explain/rules.js';
 
 export type ProxyMode = 'iptables' | 'ipvs' | 'nftables';
 
@@ -82,6 +84,6 @@ export interface ModeBackend {
    * `focus`, when given, picks the service ports whose own rules the reader needs (the
    * others may be left out, as long as what trace or explain reads of the text is the same).
    */
-  traceRules?(ir: ProxyIR, options: EmitOptions, focus?: (sp: ServicePort) => boolean): string;
-  explainRules?(ir: ProxyIR, focus?: (sp: ServicePort) => boolean): string;
+  traceRules?(ir: ProxyIR, options: EmitOptions, focus?: (sp: ServicePort) => boolean): TraceRules;
+  explainRules?(ir: ProxyIR, focus?: (sp: ServicePort) => boolean): ExplainRules;
 }

@@ -128,6 +128,6 @@ export const iptablesBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
-  traceRules: rulesText,
-  explainRules: (ir, focus) => rulesText(ir, { standalone: false }, focus),
+  traceRules: (ir, options, focus) => ({ form: 'iptables', text: rulesText(ir, options, focus) }),
+  explainRules: (ir, focus) => ({ form: 'iptables', text: rulesText(ir, { standalone: false }, focus) }),
 };

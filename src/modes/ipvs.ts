@@ -193,12 +193,12 @@ export const ipvsBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
-  // kpc trace (src/trace/ipvs.ts): the bundle's four parts, as JSON {kpcIpvsBundle} (cli/commands/trace.ts).
-  traceRules: (ir, options) => JSON.stringify({ kpcIpvsBundle: emitIpvs(ir, { standalone: options.standalone }) }),
-  // kpc explain (src/explain/ipvs.ts): ipvs.rules and ipset.rules, as JSON {ipvs, ipset}.
+  // kpc trace (src/trace/ipvs.ts): the bundle's four parts.
+  traceRules: (ir, options) => ({ form: 'ipvs', bundle: emitIpvs(ir, { standalone: options.standalone }) }),
+  // kpc explain (src/explain/ipvs.ts): ipvs.rules and ipset.rules.
   explainRules: (ir) => {
     const files = bundleFiles(ir, { standalone: false });
     const of = (name: string) => files.find((f) => f.name === name)?.content ?? '';
-    return JSON.stringify({ ipvs: of('ipvs.rules'), ipset: of('ipset.rules') });
+    return { form: 'ipvs', files: { ipvs: of('ipvs.rules'), ipset: of('ipset.rules') } };
   },
 };

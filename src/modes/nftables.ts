@@ -11,7 +11,7 @@ import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } fro
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR } from '../ir/model.js';
-import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, type NftState } from '../lang/nftables/index.js';
+import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
 import { PreviousText } from './previous-text.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
@@ -101,6 +101,8 @@ export const nftablesBackend: ModeBackend = {
   emit,
   readPrevious,
   check,
-  traceRules: (ir, options) => emitNftablesText(ir, options),
-  explainRules: (ir) => emitNftablesText(ir, { standalone: false }),
+  // The transaction is built, not printed and read back: its operations are applied per
+  // object when the tracer or explainer asks for it (lang/nftables/lazy-read.ts).
+  traceRules: (ir, options) => ({ form: 'nftables', table: viewOfTransaction(buildTransaction(ir, options)) }),
+  explainRules: (ir) => ({ form: 'nftables', table: viewOfTransaction(buildTransaction(ir, { standalone: false })) }),
 };

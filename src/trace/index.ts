@@ -7,13 +7,9 @@ export { readRules } from '../lang/iptables/read.js';
 export { tokenize, type Token } from '../lang/iptables/tokenize.js';
 export { parseRuleArgs } from '../lang/iptables/parse-rule.js';
 export { implicitBuiltinChain, implicitJumpLines } from '../lang/iptables/builtin-jumps.js';
+export { traceRules, traceRuleSet, type BalanceOutcome, type PacketView, type TraceExtension } from './tracer.js';
 export {
-  traceRules,
-  traceRuleSet,
   type AffinityNote,
-  type BalanceOutcome,
-  type PacketView,
-  type TraceExtension,
   type NodeSpec,
   type Origin,
   type PacketSpec,
@@ -23,7 +19,7 @@ export {
   type TraceResult,
   type TraceStep,
   type Verdict,
-} from './tracer.js';
+} from './result.js';
 export { reachableServicePorts } from './focus.js';
 export { renderTrace, formatPercent, type TraceStyle } from './render.js';
 export type { Chain, Match, Rule, RuleSet, Table, Target } from '../lang/iptables/model.js';

@@ -30,7 +30,8 @@ import { readIpvsTable, type IpvsVirtualServer } from '../lang/ipvs/ipvs-table.j
 import { readIpsetState, type IpsetSet } from '../lang/ipvs/ipset-state.js';
 import { readAddresses } from '../lang/ipvs/addresses.js';
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
-import { roundProbability, traceRuleSet, type BalanceOutcome, type NodeSpec, type PacketSpec, type PacketView, type Protocol, type TraceResult } from './tracer.js';
+import { roundProbability, type NodeSpec, type PacketSpec, type Protocol, type TraceResult } from './result.js';
+import { traceRuleSet, type BalanceOutcome, type PacketView } from './tracer.js';
 
 export interface IpvsRealServerShare {
   address: string;

@@ -21,9 +21,10 @@
  * reported and treated as a new client (no match). Anything else: an error naming the rule.
  */
 
-import { cidrContains, formatIP, formatIPPort, isLoopback, parseCIDR, parseIP, type IP } from '../net/ip.js';
-import { ruleTokens, type NftState, type StateRule } from '../lang/nftables/index.js';
-import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type Origin, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './tracer.js';
+import { cidrContains, formatIP, formatIPPort, parseCIDR, parseIP, type IP } from '../net/ip.js';
+import { ruleTokens, viewOfState, type NftState, type NftTableView, type StateRule } from '../lang/nftables/index.js';
+import { isLocalAddress, startPacket } from './packet.js';
+import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './result.js';
 
 interface S {
   src: IP;
@@ -47,7 +48,7 @@ interface Outcome {
 }
 
 interface Ctx {
-  state: NftState;
+  state: NftTableView;
   nodeIPs: IP[];
   notes: Set<string>;
   affinity: Map<string, AffinityNote>;
@@ -62,7 +63,7 @@ function clone(s: S): S {
 }
 
 function isLocal(ctx: Ctx, ip: IP): boolean {
-  return isLoopback(ip) || ctx.nodeIPs.some((n) => n.family === ip.family && formatIP(n) === formatIP(ip));
+  return isLocalAddress(ctx.nodeIPs, ip);
 }
 
 /** A rule's tokens with a cursor. */
@@ -209,7 +210,7 @@ function numgenMod(c: Cursor): number {
  * but hashAndTruncate may have cut it, `…...`, and a name is not an address).
  */
 function endpointOfChain(ctx: Ctx, chain: string): string | undefined {
-  for (const r of ctx.state.chains.get(chain)?.rules ?? []) {
+  for (const r of ctx.state.chain(chain)?.rules ?? []) {
     const t = ruleTokens(r.text);
     const d = t.indexOf('dnat');
     if (d < 0) continue;
@@ -344,7 +345,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
       const next: typeof branches = [];
       if (ref && ref.startsWith('@')) {
         c.next();
-        const set = ctx.state.sets.get(ref.slice(1));
+        const set = ctx.state.set(ref.slice(1));
         if (!set) throw c.error(`no map ${ref}`);
         for (const b of branches) {
           const el = set.elements.get(keyOf(valuesFor(b.s)));
@@ -380,7 +381,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
       test = (v) => items.some((it) => tupleMatches(it, v, iface));
     } else if (op !== undefined && op.startsWith('@')) {
       c.next();
-      const set = ctx.state.sets.get(op.slice(1));
+      const set = ctx.state.set(op.slice(1));
       if (!set) throw c.error(`no set ${op}`);
       if (set.timeout !== undefined || set.flags.includes('timeout')) {
         const note: AffinityNote = { name: set.name, ...(set.timeout !== undefined ? { seconds: set.timeout } : {}), rule: where };
@@ -409,7 +410,7 @@ function evalRule(ctx: Ctx, rule: StateRule, where: string, s0: S): RuleResult {
 /** Runs a chain; outcomes with end 'continue' fell off its end (or returned). */
 function runChain(ctx: Ctx, name: string, s: S, depth: number): Outcome[] {
   if (depth > MAX_DEPTH) throw traceError(`chain ${name}: deeper than ${MAX_DEPTH} jumps (a loop?)`);
-  const chain = ctx.state.chains.get(name);
+  const chain = ctx.state.chain(name);
   if (!chain) throw traceError(`no chain ${name} in table ${ctx.state.family} ${ctx.state.table}`);
   s.chains.push(name);
   let live: Array<{ s: S; from: number }> = [{ s, from: 0 }];
@@ -474,35 +475,20 @@ function describe(a: Action, s: S): string {
 }
 
 /** The base chains of one hook, by priority. */
-function baseChains(state: NftState, hook: string): string[] {
-  return [...state.chains.values()]
+function baseChains(state: NftTableView, hook: string): string[] {
+  return state
+    .baseChains()
     .filter((c) => c.base?.hook === hook)
     .sort((a, b) => a.base!.priority - b.base!.priority || (a.name < b.name ? -1 : 1))
     .map((c) => c.name);
 }
 
-export function traceNftState(state: NftState, packet: PacketSpec, node: NodeSpec): TraceResult {
-  const dstP = parseIP(packet.destination);
-  if (!dstP) throw traceError(`destination ${packet.destination} is not an IP address`);
-  const dst = dstP.ip;
-  const nodeIPs = node.ips.map((t) => parseIP(t)?.ip).filter((x): x is IP => x !== undefined);
-  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw traceError(`port ${packet.port} is not between 1 and 65535`);
+/** `table`: a state read whole, or a view that reads only the chains and sets the packet reaches (lang/nftables/lazy-read.ts). */
+export function traceNftState(table: NftState | NftTableView, packet: PacketSpec, node: NodeSpec): TraceResult {
+  const state = 'chain' in table ? table : viewOfState(table);
   if (!state.exists) throw traceError(`the rules hold no table ${state.family} ${state.table}`);
-  const ctx: Ctx = { state, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0 };
-  const protocol: Protocol = packet.protocol ?? 'tcp';
-  let src: IP;
-  if (packet.source !== undefined) {
-    const p = parseIP(packet.source);
-    if (!p) throw traceError(`source ${packet.source} is not an IP address`);
-    src = p.ip;
-    if (src.family !== dst.family) throw traceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
-  } else if (isLoopback(dst)) src = dst;
-  else {
-    const own = nodeIPs.find((ip) => ip.family === dst.family && !isLoopback(ip));
-    src = own ?? parseIP(dst.family === 'IPv4' ? '127.0.0.1' : '::1')!.ip;
-    if (!own) ctx.notes.add(`the node has no ${dst.family} address (give --node-ip); the connection is traced from ${formatIP(src)}`);
-  }
-  const origin: Origin = packet.origin ?? (packet.source === undefined || isLocal(ctx, src) ? 'node' : 'network');
+  const { src, dst, protocol, origin, nodeIPs, notes } = startPacket(packet, node);
+  const ctx: Ctx = { state, nodeIPs, notes: new Set(notes), affinity: new Map(), branches: 0 };
   const initial: S = {
     src,
     dst,

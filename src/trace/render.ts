@@ -18,7 +18,7 @@
  * Steps all branches share are printed once; then each branch's own steps.
  */
 
-import type { TraceBranch, TraceResult, TraceStep, Verdict } from './tracer.js';
+import type { TraceBranch, TraceResult, TraceStep, Verdict } from './result.js';
 
 export interface TraceStyle {
   verdict?: (text: string, verdict: Verdict) => string;

@@ -36,96 +36,15 @@
  * Pure: no I/O, no clock, no randomness.
  */
 
-import { KpcError } from '../errors.js';
-
 import { formatIP, formatIPPort, isLoopback, parseIP, type IP } from '../net/ip.js';
 import { addressMatches, compareIP } from '../lang/iptables/address.js';
 import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
 import type { BuiltinJump } from '../lang/iptables/chains.js';
 import type { Chain, Match, Rule, RuleSet, Target } from '../lang/iptables/model.js';
 import { readRules } from '../lang/iptables/read.js';
+import { isLocalAddress, startPacket } from './packet.js';
+import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './result.js';
 
-export type Protocol = 'tcp' | 'udp' | 'sctp';
-export type Verdict = 'ACCEPT' | 'DROP' | 'REJECT';
-export type Origin = 'node' | 'network';
-
-export interface PacketSpec {
-  /** Source address; omitted = the node itself (its first address of the destination's family). */
-  source?: string;
-  destination: string;
-  port: number;
-  /** Default tcp. */
-  protocol?: Protocol;
-  /**
-   * Where the connection starts. Default: `node` when the source is one of the node's
-   * addresses or a loopback address (nat OUTPUT), else `network` (nat PREROUTING).
-   */
-  origin?: Origin;
-  /** The interface a packet from the network arrives on (for `-i` matches); unknown if omitted. */
-  inInterface?: string;
-  /** The interface the packet leaves by (for `-o` matches); unknown if omitted. */
-  outInterface?: string;
-  /** The client's port (for `--sport` matches); unknown if omitted. */
-  sourcePort?: number;
-}
-
-export interface NodeSpec {
-  /** The node's addresses (any family); with 127.0.0.0/8 and ::1 they are addrtype LOCAL. */
-  ips: string[];
-}
-
-export interface TraceStep {
-  table: string;
-  chain: string;
-  /** The rule that matched; absent for a chain's policy. */
-  rule?: { index: number; line: number; spec: string; comment?: string; implicit?: boolean };
-  /** What happened: "-j KUBE-SVC-…", "DNAT to 10.180.0.1:80", "policy ACCEPT", ... */
-  action: string;
-  /** For a `-m statistic` rule: the probability text as written. */
-  probability?: string;
-}
-
-export interface TraceBranch {
-  probability: number;
-  verdict: Verdict;
-  /** The rule (or chain policy) that decided the verdict, e.g. "filter/KUBE-NODEPORTS #1", "policy of filter/FORWARD". */
-  verdictBy: string;
-  /** Where the packet goes: `ip:port` after DNAT, or the original destination. */
-  destination: string;
-  dnat: boolean;
-  masquerade: boolean;
-  steps: TraceStep[];
-  chains: string[];
-}
-
-export interface TraceEndpoint {
-  address: string;
-  probability: number;
-  masquerade: boolean;
-}
-
-export interface AffinityNote {
-  /** The `recent` list name (kube-proxy names it after the endpoint's chain). */
-  name: string;
-  seconds?: number;
-  /** Where the check is: "nat/KUBE-SVC-… #2". */
-  rule: string;
-  /** The endpoint a returning client is sent back to, if the check's chain DNATs. */
-  endpoint?: string;
-}
-
-export interface TraceResult {
-  packet: { source: string; destination: string; port: number; protocol: Protocol; origin: Origin };
-  verdict: Verdict;
-  /** Probability of each verdict reached. */
-  verdicts: Partial<Record<Verdict, number>>;
-  endpoints: TraceEndpoint[];
-  masquerade: boolean;
-  path: string[];
-  branches: TraceBranch[];
-  affinity: AffinityNote[];
-  notes: string[];
-}
 
 /** What an extension sees of a packet (TraceExtension). */
 export interface PacketView {
@@ -168,11 +87,6 @@ export interface TraceExtension {
    * in the path and steps (table "ipvs", chain `name`).
    */
   balance?(packet: PacketView): { name: string; outcomes: BalanceOutcome[] } | undefined;
-}
-
-/** A packet or a rules text the tracer cannot follow (a loop, an unknown chain). */
-export function traceError(message: string): KpcError {
-  return new KpcError('usage', 'query.unanswerable', message);
 }
 
 const MAX_DEPTH = 64;
@@ -222,8 +136,7 @@ function clone(s: State, probability: number): State {
 }
 
 function isLocal(ctx: Ctx, ip: IP): boolean {
-  if (isLoopback(ip)) return true;
-  return ctx.nodeIPs.some((n) => n.family === ip.family && compareIP(n, ip) === 0);
+  return isLocalAddress(ctx.nodeIPs, ip);
 }
 
 function isMulticast(ip: IP): boolean {
@@ -519,12 +432,6 @@ function runHook(ctx: Ctx, table: string, chainName: string, states: State[]): A
   return out;
 }
 
-function parseAddress(text: string, what: string): IP {
-  const p = parseIP(text);
-  if (!p) throw traceError(`${what} "${text}" is not an IP address`);
-  return p.ip;
-}
-
 /**
  * Trace a new connection through a rules text (iptables-restore input or iptables-save output).
  * Throws a KpcError: previous.unreadable for text iptables-restore would refuse, query.unanswerable for a bad packet.
@@ -534,28 +441,8 @@ export function traceRules(rulesText: string, packet: PacketSpec, node: NodeSpec
 }
 
 export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec, ext?: TraceExtension): TraceResult {
-  const dst = parseAddress(packet.destination, 'destination');
-  const nodeIPs = node.ips.map((t) => parseAddress(t, 'node address'));
-  if (!Number.isInteger(packet.port) || packet.port < 1 || packet.port > 65535) throw traceError(`port ${packet.port} is not between 1 and 65535`);
-  const protocol: Protocol = packet.protocol ?? 'tcp';
-  const ctx: Ctx = { rules, nodeIPs, notes: new Set(), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map(), ...(ext ? { ext } : {}) };
-
-  let src: IP;
-  if (packet.source !== undefined) {
-    src = parseAddress(packet.source, 'source');
-    if (src.family !== dst.family) throw traceError(`source ${packet.source} and destination ${packet.destination} are of different families`);
-  } else if (isLoopback(dst)) {
-    src = dst;
-  } else {
-    const own = nodeIPs.find((ip) => ip.family === dst.family && !isLoopback(ip));
-    if (own) src = own;
-    else {
-      src = parseIP(dst.family === 'IPv4' ? '127.0.0.1' : '::1')!.ip;
-      ctx.notes.add(`the node has no ${dst.family} address (give --node-ip); the connection is traced from ${formatIP(src)}`);
-    }
-  }
-  for (const t of ext?.localIPs ?? []) ctx.nodeIPs.push(parseAddress(t, 'node address'));
-  const origin: Origin = packet.origin ?? (packet.source === undefined || isLocal(ctx, src) ? 'node' : 'network');
+  const { src, dst, protocol, origin, nodeIPs, notes } = startPacket(packet, node, ext?.localIPs);
+  const ctx: Ctx = { rules, nodeIPs, notes: new Set(notes), affinity: new Map(), branches: 0, implicit: new Set(), implicitChains: new Map(), ...(ext ? { ext } : {}) };
 
   const initial: State = {
     src,
@@ -693,59 +580,10 @@ export function traceRuleSet(rules: RuleSet, packet: PacketSpec, node: NodeSpec,
   });
 }
 
-/** A probability rounded to 10 decimals, so that sums of branches print as people expect. */
-export function roundProbability(p: number): number {
-  return Math.round(p * 1e10) / 1e10;
-}
-
 function summarize(ctx: Ctx, branches: TraceBranch[], packet: TraceResult['packet']): TraceResult {
   const notes = [...ctx.notes];
   if (ctx.implicit.size > 0) {
     notes.unshift(`the rules do not declare ${[...ctx.implicit].join(', ')}; kube-proxy's jumps into its chains were assumed there (kube-proxy installs them with iptables -I; kpc compile --standalone writes them)`);
   }
   return summarizeBranches(branches, packet, ctx.affinity.values(), notes);
-}
-
-/**
- * The result of a trace from its finished branches, whatever the rule language: the verdicts
- * with their probabilities (DROP, then REJECT, decides the headline), the endpoints reached,
- * the chains in the order first met.
- */
-export function summarizeBranches(branches: TraceBranch[], packet: TraceResult['packet'], affinity: Iterable<AffinityNote>, notes: string[]): TraceResult {
-  const verdicts: Partial<Record<Verdict, number>> = {};
-  for (const b of branches) verdicts[b.verdict] = (verdicts[b.verdict] ?? 0) + b.probability;
-  for (const k of Object.keys(verdicts) as Verdict[]) verdicts[k] = roundProbability(verdicts[k]!);
-  const verdict: Verdict = verdicts.DROP !== undefined ? 'DROP' : verdicts.REJECT !== undefined ? 'REJECT' : 'ACCEPT';
-
-  const byAddress = new Map<string, TraceEndpoint>();
-  for (const b of branches) {
-    if (b.verdict !== 'ACCEPT' || !b.dnat) continue;
-    const e = byAddress.get(b.destination) ?? { address: b.destination, probability: 0, masquerade: false };
-    e.probability += b.probability;
-    e.masquerade ||= b.masquerade;
-    byAddress.set(b.destination, e);
-  }
-  const endpoints = [...byAddress.values()].map((e) => ({ ...e, probability: roundProbability(e.probability) }));
-
-  const path: string[] = [];
-  const seen = new Set<string>();
-  for (const b of branches) {
-    for (const c of b.chains) {
-      if (!seen.has(c)) {
-        seen.add(c);
-        path.push(c);
-      }
-    }
-  }
-  return {
-    packet,
-    verdict,
-    verdicts,
-    endpoints,
-    masquerade: branches.some((b) => b.verdict === 'ACCEPT' && b.masquerade),
-    path,
-    branches: branches.map((b) => ({ ...b, probability: roundProbability(b.probability) })),
-    affinity: [...affinity],
-    notes,
-  };
 }

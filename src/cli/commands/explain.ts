@@ -9,10 +9,8 @@ import { Chalk } from 'chalk';
 import { Option } from 'commander';
 import type { CommandSpec } from '../command-spec.js';
 import { backendFor, modesWith } from '../../modes/index.js';
-import { explainService, renderExplanation, type ExplainStyle } from '../../explain/index.js';
-import { explainServiceNft } from '../../explain/nftables.js';
-import { explainServiceIpvs, type IpvsRulesText } from '../../explain/ipvs.js';
-import { KUBE_PROXY_TABLE, readTransaction } from '../../lang/nftables/index.js';
+import { renderExplanation, type ExplainStyle } from '../../explain/index.js';
+import { explainThrough } from '../../explain/rules.js';
 import { EXIT, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -61,13 +59,12 @@ export function runExplain(flags: ExplainFlags, io: Io): number {
   const backend = backendFor(compiled.settings.mode);
   if (!backend.explainRules) throw usageError(`kpc explain explains ${modesWith('explainRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
   // Only this Service's own chains and the shared ones: its explanation reads nothing else.
-  const rulesText = backend.explainRules(compiled.ir, (sp) => sp.namespace === namespace && sp.name === name);
-  const x =
-    backend.mode === 'nftables'
-      ? explainServiceNft(compiled.ir, readTransaction(rulesText, compiled.ir.family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE), namespace, name)
-      : backend.mode === 'ipvs'
-        ? explainServiceIpvs(compiled.ir, JSON.parse(rulesText) as IpvsRulesText, namespace, name)
-        : explainService(compiled.ir, rulesText, namespace, name);
+  const x = explainThrough(
+    backend.explainRules(compiled.ir, (sp) => sp.namespace === namespace && sp.name === name),
+    compiled.ir,
+    namespace,
+    name,
+  );
   io.stdout([flags.output === 'json' ? JSON.stringify(x, null, 2) + '\n' : renderExplanation(x, styleFor(io))]);
   return EXIT.ok;
 }

@@ -9,14 +9,13 @@ import { isDirectoryPath, readNamedText } from '../../parser/input-files.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
 import { Option } from 'commander';
+import type { NftFamily } from '../../lang/nftables/index.js';
 import type { CommandSpec } from '../command-spec.js';
 import { canonicalIP, parseIP } from '../../net/ip.js';
-import { reachableServicePorts, readRules, renderTrace, traceRuleSet, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
-import { traceNftState } from '../../trace/nftables.js';
-import { renderIpvsStage, traceIpvsBundle, type IpvsTraceResult } from '../../trace/ipvs.js';
+import { reachableServicePorts, renderTrace, type PacketSpec, type Protocol, type TraceResult, type TraceStyle } from '../../trace/index.js';
+import { rulesOfText, traceThrough, type TraceRules } from '../../trace/rules.js';
+import { renderIpvsStage, type IpvsTraceResult } from '../../trace/ipvs.js';
 import { extractInlineBundle, readBundleTexts } from '../../diff/ipvs/index.js';
-import type { IpvsBundle } from '../../emit/ipvs/bundle.js';
-import { KUBE_PROXY_TABLE, readNftState } from '../../lang/nftables/index.js';
 import { EXIT, isKpcError, usageError } from '../../errors.js';
 import type { Io } from '../io.js';
 import { compileInput, type CommonFlags } from '../pipeline.js';
@@ -48,16 +47,6 @@ Examples:
   kpc trace --rules bundle/ --node-ip 192.168.0.2 --to 10.96.0.10:53/udp --from 10.244.1.7
 `;
 
-/** The marker of the IPVS bundle that ipvsBackend.traceRules hands over (JSON). */
-const IPVS_BUNDLE_KEY = 'kpcIpvsBundle';
-
-function ipvsBundleOf(text: string): IpvsBundle | undefined {
-  if (text.startsWith(`{"${IPVS_BUNDLE_KEY}":`)) return (JSON.parse(text) as Record<string, IpvsBundle>)[IPVS_BUNDLE_KEY];
-  // The inline apply.sh kpc prints in IPVS mode.
-  if (text.startsWith('#!')) return extractInlineBundle(text);
-  return undefined;
-}
-
 /** `10.0.0.1:80`, `10.0.0.1:80/udp`, `[fd00::1]:53/udp`. */
 export function parseDestination(text: string): { ip: string; port: number; protocol: Protocol } {
   const m = /^(?:\[([^\]]+)\]|([^:/[\]]+)):(\d{1,5})(?:\/([A-Za-z]+))?$/.exec(text.trim());
@@ -72,20 +61,10 @@ export function parseDestination(text: string): { ip: string; port: number; prot
   return { ip: canonicalIP(ipText)!, port, protocol: proto };
 }
 
-/**
- * nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's:
- * decided by the first line that is not blank or a comment (read without splitting 78 MB).
- */
-function isNftText(text: string): boolean {
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const l = text.slice(start, end).trim();
-    start = end + 1;
-    if (l === '' || l.startsWith('#')) continue;
-    return /^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{');
-  }
-  return false;
+/** A --rules text: the inline script kpc prints in IPVS mode (`#!`), or what rulesOfText reads. */
+function rulesOfFile(text: string, family: NftFamily): TraceRules {
+  const bundle = text.startsWith('#!') ? extractInlineBundle(text) : undefined;
+  return bundle ? { form: 'ipvs', bundle } : rulesOfText(text, family);
 }
 
 function readRulesFile(path: string, io: Io): string {
@@ -124,11 +103,14 @@ export function runTrace(flags: TraceFlags, io: Io): number {
   }
   const format = flags.output ?? 'text';
 
-  let rulesText: string;
+  const nftFamily = family === 'IPv4' ? 'ip' : 'ip6';
+  // A --rules file is read (its text, or a bundle directory) before the input is compiled, and
+  // taken apart, by its form, after (its errors name the file).
+  let rules: TraceRules | string;
   let nodeIPs: string[];
   if (flags.rules !== undefined) {
     if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw usageError('--rules - and -f - cannot both read stdin');
-    rulesText = flags.rules !== '-' && isDirectoryPath(flags.rules) ? JSON.stringify({ [IPVS_BUNDLE_KEY]: readBundleTexts(flags.rules) }) : readRulesFile(flags.rules, io);
+    rules = flags.rules !== '-' && isDirectoryPath(flags.rules) ? { form: 'ipvs', bundle: readBundleTexts(flags.rules) } : readRulesFile(flags.rules, io);
     if ((flags.filename ?? []).length > 0) {
       const compiled = compileInput({ ...flags, ipFamily: wanted }, io.readStdin);
       reportCompiled(io, compiled);
@@ -144,11 +126,11 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     const backend = backendFor(compiled.settings.mode);
     if (!backend.traceRules) throw usageError(`kpc trace follows ${modesWith('traceRules').join(', ')} rules; --proxy-mode ${backend.mode} is not supported yet`);
     // Only the shared chains and the service ports this destination can reach (iptables mode).
-    rulesText = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false }, reachableServicePorts(dest));
+    rules = backend.traceRules(compiled.ir, { standalone: flags.standalone ?? false }, reachableServicePorts(dest));
     nodeIPs = compiled.settings.proxy.nodeIPs;
   }
 
-  let result: TraceResult;
+  let result: IpvsTraceResult;
   try {
     const packet: PacketSpec = {
       destination: dest.ip,
@@ -157,18 +139,9 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       ...(flags.from !== undefined ? { source: flags.from } : {}),
       ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
     };
-    const bundle = ipvsBundleOf(rulesText);
-    if (bundle) {
-      result = traceIpvsBundle(bundle, packet, { ips: nodeIPs });
-    } else if (isNftText(rulesText)) {
-      // nftables: kpc's transaction, or a node's nft list table / ruleset (text or -j JSON)
-      result = traceNftState(readNftState(rulesText, family === 'IPv4' ? 'ip' : 'ip6', KUBE_PROXY_TABLE).state, packet, { ips: nodeIPs });
-    } else {
-      // Only the chains the packet goes through are parsed (and warned about).
-      const rules = readRules(rulesText, { lazy: true });
-      result = traceRuleSet(rules, packet, { ips: nodeIPs });
-      if (flags.rules !== undefined) reportNotes(io, rules.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
-    }
+    const traced = traceThrough(typeof rules === 'string' ? rulesOfFile(rules, nftFamily) : rules, packet, { ips: nodeIPs });
+    result = traced.result;
+    if (flags.rules !== undefined) reportNotes(io, traced.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
   } catch (e) {
     if (isKpcError(e, 'previous.unreadable')) {
       if (flags.rules !== undefined) throw e.inFile(flags.rules, '--rules');
@@ -176,7 +149,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     }
     throw e;
   }
-  const stage = (result as IpvsTraceResult).ipvs;
+  const stage = result.ipvs;
   io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io)) + (stage ? '\n' + renderIpvsStage(stage) : '')]);
   return EXIT.ok;
 }

@@ -55,14 +55,15 @@ export function buildRuleset(ir: ProxyIR, options: IptablesOptions): Ruleset {
 }
 
 /**
- * The whole ruleset, and the per-service chains of the service ports `focus` picks (for
- * kpc trace and kpc explain, which read only those and the shared chains: see
- * lang/iptables/print.ts renderFocusedText). The ruleset is the one buildRuleset makes.
+ * The ruleset for kpc trace and kpc explain, which read only the shared chains and the
+ * per-service chains of the service ports `focus` picks (`kept`): see lang/iptables/print.ts
+ * renderFocusedText. It is the one buildRuleset makes, except that the other ports' own
+ * chains keep only their rule counts (the lines they take), not their rules.
  */
 export function buildFocusedRuleset(ir: ProxyIR, options: IptablesOptions, focus: (sp: ServicePort) => boolean): { rs: Ruleset; kept: Set<ChainRules> } {
   const kept = new Set<ChainRules>();
   const rs = writeRuleset(ir, options, (sp, write, nat) => {
-    if (!focus(sp)) return write();
+    if (!focus(sp)) return nat.withNewChainsCounted(write);
     const before = nat.declaredCount();
     write();
     for (const c of nat.declaredSince(before)) kept.add(c);

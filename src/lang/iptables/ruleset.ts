@@ -55,6 +55,8 @@ export class ChainRules {
   bytes = 0;
   /** How many rules (lines) the chain has. */
   count = 0;
+  /** Only `count` is kept, not the rules (Table.withNewChainsCounted). */
+  countOnly = false;
 
   constructor(readonly name: string) {}
 
@@ -116,8 +118,25 @@ export class Table {
   private runChain: ChainRules | undefined = undefined;
   private runHead = '';
   private run = '';
+  /** Chains declared now keep only their rule count (withNewChainsCounted). */
+  private countingNew = false;
 
   constructor(readonly name: TableName) {}
+
+  /**
+   * `write`, with the chains it declares anew (declareNew) keeping only how many rules they
+   * get, not the rules: kpc trace and explain print the own chains of a few service ports and
+   * need only the others' line counts (lang/iptables/print.ts renderFocusedText). Rules
+   * appended to chains declared before (the shared ones) are kept as always.
+   */
+  withNewChainsCounted(write: () => void): void {
+    this.countingNew = true;
+    try {
+      write();
+    } finally {
+      this.countingNew = false;
+    }
+  }
 
   /** Declare a chain by name (declaring it again is fine) and return it. */
   declare(chain: string): ChainRules {
@@ -138,6 +157,7 @@ export class Table {
    */
   declareNew(chain: string): ChainRules {
     const rules = new ChainRules(chain);
+    if (this.countingNew) rules.countOnly = true;
     this.declared.push(rules);
     return rules;
   }
@@ -145,6 +165,10 @@ export class Table {
   /** Append `-A chain args`; the chain must have been declared (by name, or be the object declareNew gave). */
   append(chain: string | ChainRules, args: string): void {
     const rules = typeof chain === 'string' ? this.find(chain) : chain;
+    if (rules.countOnly) {
+      rules.count++;
+      return;
+    }
     if (rules !== this.runChain) {
       this.flush();
       this.runChain = rules;

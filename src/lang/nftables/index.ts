@@ -5,3 +5,4 @@ export * from './names.js';
 export * from './canonical.js';
 export * from './state.js';
 export * from './read.js';
+export * from './lazy-read.js';

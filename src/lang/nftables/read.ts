@@ -16,7 +16,7 @@
 
 import { isKpcError } from '../../errors.js';
 import { lineError } from '../line-error.js';
-import { NftTransaction, type NftBaseChainSpec, type NftFamily, type NftObject, type NftVerb } from './model.js';
+import { NftTransaction, type NftBaseChainSpec, type NftFamily, type NftObject, type NftOperation, type NftVerb } from './model.js';
 import { applyTransaction, emptyState, stateRule, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
 import { checkElement, checkName, listedRuleProblem, listingHint } from './read-checks.js';
 
@@ -206,25 +206,36 @@ function parseCommand(raw: string, line: number, family: NftFamily, table: strin
   }
 }
 
+const ELEMENT_HINT = 'write elements as kpc and kube-proxy do (tcp, not 6; ports as numbers)';
+
+/**
+ * One line of knftables' form, trimmed, as readTransaction reads it: the operation (undefined
+ * for a blank line, a comment or another table's line), its names and elements checked.
+ * `types` holds each set's type as declared by the lines read so far (an element is checked
+ * against the type its set had when the element came).
+ */
+export function readCommandLine(l: string, line: number, family: NftFamily, table: string, types: Map<string, string>): NftOperation | undefined {
+  if (l === '' || l.startsWith('#')) return undefined;
+  const op = parseCommand(l, line, family, table);
+  if (!op) return undefined;
+  const o = op.object;
+  if (o.kind === 'chain' || o.kind === 'set' || o.kind === 'map' || o.kind === 'counter') checkName(o.kind, o.name, line);
+  if (o.kind === 'rule') checkName('chain', o.chain, line);
+  if ((o.kind === 'set' || o.kind === 'map') && op.verb === 'add') types.set(o.name, o.type);
+  if (o.kind === 'element') {
+    checkName('set', o.container, line);
+    checkElement(o.container, types.get(o.container) ?? '', o.key.join(' . '), (o.value ?? []).join(' . '), line, ELEMENT_HINT);
+  }
+  return op;
+}
+
 /** knftables' form (kpc's output, a kube-proxy transaction or dump) → the state `nft -f` leaves on an empty table. */
 export function readTransaction(text: string, family: NftFamily, table: string): NftState {
   const tx = new NftTransaction(family, table);
   const types = new Map<string, string>();
-  const hint = 'write elements as kpc and kube-proxy do (tcp, not 6; ports as numbers)';
   text.split('\n').forEach((raw, i) => {
-    const l = raw.trim();
-    if (l === '' || l.startsWith('#')) return;
-    const op = parseCommand(l, i + 1, family, table);
-    if (!op) return;
-    const o = op.object;
-    if (o.kind === 'chain' || o.kind === 'set' || o.kind === 'map' || o.kind === 'counter') checkName(o.kind, o.name, i + 1);
-    if (o.kind === 'rule') checkName('chain', o.chain, i + 1);
-    if ((o.kind === 'set' || o.kind === 'map') && op.verb === 'add') types.set(o.name, o.type);
-    if (o.kind === 'element') {
-      checkName('set', o.container, i + 1);
-      checkElement(o.container, types.get(o.container) ?? '', o.key.join(' . '), (o.value ?? []).join(' . '), i + 1, hint);
-    }
-    tx.ops.push(op);
+    const op = readCommandLine(raw.trim(), i + 1, family, table, types);
+    if (op) tx.ops.push(op);
   });
   return applyTransaction(emptyState(family, table), tx);
 }
@@ -684,8 +695,12 @@ export type NftStateForm = 'transaction' | 'listing' | 'json';
 export function nftStateForm(text: string): NftStateForm {
   const t = text.trimStart();
   if (t.startsWith('{')) return 'json';
-  for (const raw of text.split('\n')) {
-    const l = raw.trim();
+  // The first line that is not blank or a comment (found without splitting 143 MB).
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const l = text.slice(start, end).trim();
+    start = end + 1;
     if (l === '' || l.startsWith('#')) continue;
     return /^table\s/.test(l) ? 'listing' : 'transaction';
   }

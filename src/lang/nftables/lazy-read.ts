@@ -1,0 +1,436 @@
+/**
+ * One table as trace and explain read it (NftTableView): objects by name, and its base chains.
+ * A full state (state.ts) is one such view; the others are lazy, for a table of 260,000 chains
+ * of which a traced packet reaches a dozen:
+ *
+ *   - readTransactionLazily: knftables' form (kpc's 143 MB output) split into the lines of each
+ *     chain and each set or map (one pass, a few words a line); a chain's or a set's lines are
+ *     parsed, checked and applied when first asked for, and a set's elements one key at a
+ *     time (the lines holding the key's first word: a map of 20,000 Services is asked for two
+ *     or three keys);
+ *   - viewOfTransaction: a transaction kpc built (trace and explain from manifests), its
+ *     operations indexed the same way and applied per object when asked for.
+ *
+ * Exact: the lines (operations) of one object, merged in order with the table's own (`delete
+ * table`, `flush table`), applied to an empty table, give that object as applying the whole
+ * transaction gives it (applyTransaction: an operation on a chain or set touches only it, and
+ * the table's own operations touch every object). Errors: a line whose first words are not a
+ * command of knftables' form, and any error in a line that is read, make the whole text read
+ * eagerly (readTransaction), so the error reported is the eager reading's first one, at its
+ * line. An error in a line of an object never asked for (a bad element of a map the packet
+ * does not consult, a bad rule of a chain it does not reach) goes unreported: it cannot change
+ * where the packet goes, as with iptables' lazy reading (lang/iptables/read.ts).
+ */
+
+import { isKpcError } from '../../errors.js';
+import { NftTransaction, type NftFamily, type NftOperation } from './model.js';
+import { nftStateForm, readCommandLine, readNftState, readTransaction } from './read.js';
+import { applyTransaction, emptyState, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
+
+export interface NftTableView {
+  readonly family: NftFamily;
+  readonly table: string;
+  /** False: the source held no such table. */
+  readonly exists: boolean;
+  chain(name: string): StateChain | undefined;
+  /** A set or a map. */
+  set(name: string): StateSet | undefined;
+  /** The chains with a hook. */
+  baseChains(): StateChain[];
+}
+
+export function viewOfState(state: NftState): NftTableView {
+  return {
+    family: state.family,
+    table: state.table,
+    exists: state.exists,
+    chain: (name) => state.chains.get(name),
+    set: (name) => state.sets.get(name),
+    baseChains: () => [...state.chains.values()].filter((c) => c.base !== undefined),
+  };
+}
+
+/** Where an object's operations are (positions in the source, ascending): how a LazyTable finds them. */
+interface OpFinder {
+  /** `add/flush/delete table`: they touch every object. */
+  readonly table: readonly number[];
+  /** Chains declared with fields (`{ type … hook … }`), among them every chain with a hook. */
+  readonly declared: ReadonlySet<string>;
+  /** A chain's operations and rules; undefined: none. */
+  chain(name: string): readonly number[] | undefined;
+  /** A set's or map's operations and elements (sets and maps share one namespace). */
+  set(name: string): readonly number[] | undefined;
+  /**
+   * When the finder can tell: a set's own operations without its elements (`set`), and the
+   * elements whose text holds `word` (any element with a key whose first word is `word` does).
+   */
+  readonly byKey?: {
+    declarations(name: string): readonly number[] | undefined;
+    elementsWith(name: string, word: string): readonly number[];
+  };
+}
+
+/** An OpFinder of lists made in one pass (the text's index). */
+class OpIndex implements OpFinder {
+  readonly table: number[] = [];
+  readonly chains = new Map<string, number[]>();
+  /** Set and map operations, by set. */
+  readonly sets = new Map<string, number[]>();
+  /** Element operations, by set. */
+  readonly elements = new Map<string, number[]>();
+  readonly declared = new Set<string>();
+  byKey?: OpFinder['byKey'];
+
+  chain(name: string): readonly number[] | undefined {
+    return this.chains.get(name);
+  }
+
+  set(name: string): readonly number[] | undefined {
+    const own = this.sets.get(name);
+    const elements = this.elements.get(name);
+    return own === undefined ? elements : elements === undefined ? own : merged(own, elements);
+  }
+}
+
+/**
+ * A set's elements looked up one key at a time: each key's candidate lines (those holding its
+ * first word) are applied with the set's own, in order; anything that reads them all (size,
+ * iteration) applies every element line, as the eager reading does.
+ */
+class ElementsByKey extends Map<string, StateElement> {
+  private readonly read = new Map<string, StateElement | undefined>();
+  private everything: Map<string, StateElement> | undefined;
+
+  constructor(
+    private readonly one: (key: string) => StateElement | undefined,
+    private readonly all: () => Map<string, StateElement>,
+  ) {
+    super();
+  }
+
+  override get(key: string): StateElement | undefined {
+    if (this.everything !== undefined) return this.everything.get(key);
+    if (!this.read.has(key)) this.read.set(key, this.one(key));
+    return this.read.get(key);
+  }
+
+  override has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  private whole(): Map<string, StateElement> {
+    return (this.everything ??= this.all());
+  }
+
+  override get size(): number {
+    return this.whole().size;
+  }
+
+  override keys(): MapIterator<string> {
+    return this.whole().keys();
+  }
+
+  override values(): MapIterator<StateElement> {
+    return this.whole().values();
+  }
+
+  override entries(): MapIterator<[string, StateElement]> {
+    return this.whole().entries();
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, StateElement]> {
+    return this.whole()[Symbol.iterator]();
+  }
+
+  override forEach(f: (value: StateElement, key: string, map: Map<string, StateElement>) => void, thisArg?: unknown): void {
+    this.whole().forEach(f, thisArg);
+  }
+}
+
+/** Two ascending lists as one. */
+function merged(a: readonly number[], b: readonly number[]): number[] {
+  if (a.length === 0) return b as number[];
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) out.push(j >= b.length || (i < a.length && a[i]! < b[j]!) ? a[i++]! : b[j++]!);
+  return out;
+}
+
+class LazyTable implements NftTableView {
+  private readonly chainsRead = new Map<string, StateChain | undefined>();
+  private readonly setsRead = new Map<string, StateSet | undefined>();
+  private tableRead: NftState | undefined;
+
+  constructor(
+    readonly family: NftFamily,
+    readonly table: string,
+    private readonly index: OpFinder,
+    /** The operations at these positions, in order (a position may hold none: another table's line). */
+    private readonly opsAt: (positions: readonly number[]) => NftOperation[],
+  ) {}
+
+  private apply(positions: readonly number[]): NftState {
+    const tx = new NftTransaction(this.family, this.table);
+    tx.ops.push(...this.opsAt(merged(this.index.table, positions)));
+    return applyTransaction(emptyState(this.family, this.table), tx);
+  }
+
+  get exists(): boolean {
+    return (this.tableRead ??= this.apply([])).exists;
+  }
+
+  chain(name: string): StateChain | undefined {
+    if (!this.chainsRead.has(name)) {
+      const at = this.index.chain(name);
+      this.chainsRead.set(name, at === undefined ? undefined : this.apply(at).chains.get(name));
+    }
+    return this.chainsRead.get(name);
+  }
+
+  set(name: string): StateSet | undefined {
+    if (!this.setsRead.has(name)) this.setsRead.set(name, this.readSet(name));
+    return this.setsRead.get(name);
+  }
+
+  private readSet(name: string): StateSet | undefined {
+    const at = this.index.set(name);
+    if (at === undefined) return undefined;
+    const byKey = this.index.byKey;
+    if (byKey === undefined) return this.apply(at).sets.get(name);
+    // The declaration alone (elements do not change it), then the elements asked for.
+    const own = byKey.declarations(name) ?? [];
+    const declared = this.apply(own).sets.get(name);
+    if (declared === undefined) return undefined;
+    const elementOf = (key: string): StateElement | undefined => {
+      const word = key.split(' ')[0]!;
+      return this.apply(merged(own, byKey.elementsWith(name, word))).sets.get(name)?.elements.get(key);
+    };
+    return { ...declared, elements: new ElementsByKey(elementOf, () => this.apply(at).sets.get(name)?.elements ?? new Map()) };
+  }
+
+  baseChains(): StateChain[] {
+    const out: StateChain[] = [];
+    for (const name of this.index.declared) {
+      const c = this.chain(name);
+      if (c?.base !== undefined) out.push(c);
+    }
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A transaction kpc built
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The view of a transaction kpc built. Its operations are not indexed by name: an object's are
+ * found by a pass over them when first asked for (a few dozen objects, a few milliseconds each),
+ * which keeps the memory of trace and explain that of the transaction, as compile's.
+ */
+export function viewOfTransaction(tx: NftTransaction): NftTableView {
+  const table: number[] = [];
+  const declared = new Set<string>();
+  tx.ops.forEach(({ object: o }, i) => {
+    if (o.kind === 'table') table.push(i);
+    else if (o.kind === 'chain' && o.base !== undefined) declared.add(o.name);
+  });
+  const find = (matches: (o: NftOperation['object']) => boolean): number[] | undefined => {
+    const out: number[] = [];
+    tx.ops.forEach(({ object: o }, i) => {
+      if (matches(o)) out.push(i);
+    });
+    return out.length > 0 ? out : undefined;
+  };
+  const finder: OpFinder = {
+    table,
+    declared,
+    chain: (name) => find((o) => (o.kind === 'chain' && o.name === name) || (o.kind === 'rule' && o.chain === name)),
+    set: (name) => find((o) => ((o.kind === 'set' || o.kind === 'map') && o.name === name) || (o.kind === 'element' && o.container === name)),
+  };
+  return new LazyTable(tx.family, tx.table, finder, (positions) => positions.map((i) => tx.ops[i]!));
+}
+
+// ---------------------------------------------------------------------------------------------
+// knftables' form
+// ---------------------------------------------------------------------------------------------
+
+const FAMILIES = new Set(['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev']);
+const VERBS = new Set(['add', 'flush', 'delete']);
+const KINDS = new Set(['table', 'chain', 'set', 'map', 'counter', 'element', 'rule']);
+/** What parseCommand splits a line into: verb, kind, family, table, the rest. */
+const HEAD = /^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*(.*)$/;
+
+/** A line whose first words readTransaction refuses (the whole text is then read eagerly). */
+class Unindexable extends Error {}
+
+/** A name as the fast path takes it: printable ASCII without spaces (anything else: the slow path). */
+const NAME = /[!-~]+/y;
+
+/** The index's group of a kind: chains (with their rules), sets (with their elements), or neither. */
+function groupOf(kind: string): 'chain' | 'set' | 'element' | undefined {
+  return kind === 'chain' || kind === 'rule' ? 'chain' : kind === 'set' || kind === 'map' ? 'set' : kind === 'element' ? 'element' : undefined;
+}
+
+/**
+ * The fast path of the index: where the name starts in `VERB KIND FAMILY TABLE NAME…` written
+ * with single spaces, as kpc and knftables write it, and the kind; undefined for anything else
+ * (other spacing, tabs, a comment, another table, `table` and `counter` lines), which
+ * `slowLine` reads as parseCommand does.
+ */
+function fastHead(text: string, start: number, prefix: string): { kind: string; at: number } | undefined {
+  let p: number;
+  if (text.startsWith('add ', start)) p = start + 4;
+  else if (text.startsWith('flush ', start)) p = start + 6;
+  else if (text.startsWith('delete ', start)) p = start + 7;
+  else return undefined;
+  let kind: string;
+  if (text.startsWith('rule ', p)) kind = 'rule';
+  else if (text.startsWith('element ', p)) kind = 'element';
+  else if (text.startsWith('chain ', p)) kind = 'chain';
+  else if (text.startsWith('set ', p)) kind = 'set';
+  else if (text.startsWith('map ', p)) kind = 'map';
+  else return undefined;
+  p += kind.length + 1;
+  if (!text.startsWith(prefix, p)) return undefined;
+  return { kind, at: p + prefix.length };
+}
+
+/**
+ * Whether the name at `at` ends where the fast path can take it: at the line's end, or at one
+ * space followed by more (not by a space: the slow path trims and splits that).
+ */
+function endsCleanly(text: string, q: number, end: number): boolean {
+  return q === end || (text.charCodeAt(q) === 32 && q + 1 < end && text.charCodeAt(q + 1) !== 32);
+}
+
+/** Any line: its kind and object name as parseCommand reads them (undefined: nothing of this table). */
+function slowLine(raw: string, family: string, table: string): { kind: string; name: string; fields: boolean } | undefined {
+  const l = raw.trim();
+  if (l === '' || l.startsWith('#')) return undefined;
+  const m = HEAD.exec(l);
+  if (!m || !VERBS.has(m[1]!) || !FAMILIES.has(m[3]!)) throw new Unindexable();
+  if (m[3] !== family || m[4] !== table) return undefined;
+  if (!KINDS.has(m[2]!)) throw new Unindexable();
+  if (m[2] === 'table') return { kind: 'table', name: '', fields: false };
+  const nm = /^(\S+)\s*(.*)$/.exec(m[5]!);
+  if (!nm) throw new Unindexable();
+  return { kind: m[2]!, name: nm[1]!, fields: nm[2] !== '' };
+}
+
+/**
+ * knftables' form → the table, read lazily (see the top of this file). The text is indexed
+ * in one pass; nothing is parsed until trace or explain asks for an object.
+ */
+export function readTransactionLazily(text: string, family: NftFamily, table: string): NftTableView {
+  const index = new OpIndex();
+  const prefix = `${family} ${table} `;
+  // The previous line's object: kpc writes an object's lines together (add, flush, its rules),
+  // so most lines are matched against it without looking their name up.
+  let lastName = '';
+  let lastGroup: 'chain' | 'set' | 'element' | undefined;
+  let lastList: number[] = [];
+  try {
+    // A line's position is the offset where it starts.
+    for (let start = 0; start <= text.length; ) {
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      const lineStart = start;
+      const k = start;
+      start = end + 1;
+      // A line ending in a space or a carriage return: trimmed by the slow path.
+      const fast = end > lineStart && text.charCodeAt(end - 1) > 32 ? fastHead(text, lineStart, prefix) : undefined;
+      let kind: string;
+      let name: string;
+      let fields: boolean;
+      if (fast !== undefined) {
+        kind = fast.kind;
+        const group = groupOf(kind);
+        const q = fast.at + lastName.length;
+        if (group === lastGroup && lastName !== '' && text.startsWith(lastName, fast.at) && endsCleanly(text, q, end)) {
+          lastList.push(k);
+          if (kind === 'chain' && q < end) index.declared.add(lastName);
+          continue;
+        }
+        NAME.lastIndex = fast.at;
+        const m = NAME.exec(text);
+        const n = m === null ? 0 : m[0].length;
+        if (n === 0 || fast.at + n > end || !endsCleanly(text, fast.at + n, end)) {
+          const head = slowLine(text.slice(lineStart, end), family, table);
+          if (head === undefined) continue;
+          ({ kind, name, fields } = head);
+        } else {
+          name = m![0];
+          fields = fast.at + n < end;
+        }
+      } else {
+        const head = slowLine(text.slice(lineStart, end), family, table);
+        if (head === undefined) continue;
+        ({ kind, name, fields } = head);
+      }
+      const group = groupOf(kind);
+      if (kind === 'table') index.table.push(k);
+      if (group === undefined) continue;
+      if (kind === 'chain' && fields) index.declared.add(name);
+      const lists = group === 'chain' ? index.chains : group === 'set' ? index.sets : index.elements;
+      let list = lists.get(name);
+      if (list === undefined) lists.set(name, (list = []));
+      list.push(k);
+      lastName = name;
+      lastGroup = group;
+      lastList = list;
+    }
+  } catch (e) {
+    if (e instanceof Unindexable) return eagerOrThrow(text, family, table);
+    throw e;
+  }
+  const lineAt = (at: number): string => {
+    const end = text.indexOf('\n', at);
+    return text.slice(at, end < 0 ? text.length : end);
+  };
+  /** The operations of these lines; `lineOf` numbers them (only for an error: counting lines costs a scan). */
+  const read = (positions: readonly number[], lineOf: (at: number) => number): NftOperation[] => {
+    // Set types as declared by the lines before (only an object's own lines declare its type).
+    const types = new Map<string, string>();
+    const ops: NftOperation[] = [];
+    for (const at of positions) {
+      const op = readCommandLine(lineAt(at).trim(), lineOf(at), family, table, types);
+      if (op) ops.push(op);
+    }
+    return ops;
+  };
+  index.byKey = {
+    declarations: (name) => index.sets.get(name),
+    elementsWith: (name, word) => (index.elements.get(name) ?? []).filter((at) => lineAt(at).includes(word)),
+  };
+  return new LazyTable(family, table, index, (positions) => {
+    try {
+      return read(positions, () => 0);
+    } catch (e) {
+      if (!isKpcError(e, 'previous.unreadable')) throw e;
+      // The eager reading's first error; it finds this one if no other (the same checks, the same set types).
+      readTransaction(text, family, table);
+      return read(positions, (at) => lineNumber(text, at));
+    }
+  });
+}
+
+/** The line (from 1) that starts at offset `at`. */
+function lineNumber(text: string, at: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < at; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * A line the index cannot take: the eager reading, which reports its first error (as before
+ * this reading was lazy), or, should it accept the line after all, reads the whole table.
+ */
+function eagerOrThrow(text: string, family: NftFamily, table: string): NftTableView {
+  return viewOfState(readTransaction(text, family, table));
+}
+
+/** Any of the three forms (read.ts readNftState) → the table; knftables' form is read lazily. */
+export function readNftView(text: string, family: NftFamily, table: string): NftTableView {
+  return nftStateForm(text) === 'transaction' ? readTransactionLazily(text, family, table) : viewOfState(readNftState(text, family, table).state);
+}
