@@ -8,6 +8,7 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { fileStamp } from '../parser/file-window.js';
 
 /** The smallest window read from a file. */
 const WINDOW = 4 << 20;
@@ -17,6 +18,8 @@ export class ByteWindow {
   private view: Buffer;
   private base = 0;
   private store: Buffer;
+  /** The file as it was when opened (see changed). */
+  private readonly opened: string | undefined;
 
   private constructor(
     /** The bytes in all. */
@@ -28,6 +31,20 @@ export class ByteWindow {
   ) {
     this.store = whole ?? Buffer.allocUnsafe(Math.min(window, Math.max(1, length)));
     this.view = whole ?? this.store.subarray(0, 0);
+    this.opened = fd === undefined ? undefined : fileStamp(fd);
+  }
+
+  /**
+   * Whether the file was written to since it was opened: its windows, read at different
+   * times, may then mix two versions, and what was read of them is not to be trusted.
+   */
+  changed(): boolean {
+    if (this.fd === undefined) return false;
+    try {
+      return fileStamp(this.fd) !== this.opened;
+    } catch {
+      return true;
+    }
   }
 
   static of(bytes: Buffer): ByteWindow {
@@ -66,7 +83,7 @@ export class ByteWindow {
       if (r === 0) break;
       got += r;
     }
-    // A file that got shorter since: the reader sees its end earlier (and refuses).
+    // A file that got shorter since: the reader sees its end earlier (and refuses; changed() says so too).
     this.base = from;
     this.view = this.store.subarray(0, got);
   }

@@ -67,6 +67,8 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       let changed: ChangedChains | undefined;
       try {
         changed = bytes === undefined ? undefined : readChangedChains(bytes, printed, facts);
+        // Written to while it was read: read whole instead (one version, or its error).
+        if (bytes?.changed()) changed = undefined;
       } finally {
         bytes?.close();
       }

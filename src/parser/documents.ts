@@ -65,7 +65,7 @@ export function openLargeJSON(path: string, maxBytes: number, whole: () => ReadO
     const scan = scanJsonStream(window, true);
     if (!scan) return undefined;
     const text = new FileText(file);
-    const source: JsonSource = { name: path, bytes: (start, end) => text.bytes(start, end), release: () => text.release() };
+    const source: JsonSource = { name: path, bytes: (start, end) => text.bytes(start, end), changed: () => text.changed(), release: () => text.release() };
     handedOver = true;
     return { json: new JsonObjects(source, scan.objects, whole, new LineIndex(newlineIn(file))) };
   } catch (e) {

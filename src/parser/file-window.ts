@@ -16,7 +16,7 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { ScanBytes } from './json-stream.js';
 
 /**
@@ -41,6 +41,9 @@ export class InputFile {
   private blockRead: Buffer | undefined;
   private blockBase = 0;
 
+  /** The file as it was when opened (see changed). */
+  private readonly opened: string;
+
   /** `skip`: the byte-order mark's length (offsets are the text's, after it). */
   constructor(
     readonly path: string,
@@ -48,6 +51,21 @@ export class InputFile {
     readonly skip: number,
   ) {
     this.fd = fd;
+    this.opened = fileStamp(fd);
+  }
+
+  /**
+   * Whether the file was written to (or replaced under its name and reopened) since it was
+   * opened. The file is scanned first and its objects read back later, so an in-place rewrite
+   * in between (`kubectl get -o json > file`) would mix two versions; every write moves mtime.
+   */
+  changed(): boolean {
+    try {
+      this.fd ??= openSync(this.path, 'r');
+      return fileStamp(this.fd) !== this.opened;
+    } catch {
+      return true;
+    }
   }
 
   /** Read text bytes from `offset` into buf[at, at + length); the count read, short only at the end. */
@@ -84,6 +102,12 @@ export class InputFile {
     this.block = undefined;
     this.blockRead = undefined;
   }
+}
+
+/** Size, times and inode, to the nanosecond. */
+export function fileStamp(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 export const newlineIn = (file: InputFile) => (from: number) => file.indexOf(NEWLINE, from);
@@ -154,10 +178,12 @@ export class FileText {
   private windowLength = 0;
   /** The loader is done: a late diagnostic reads its object alone. */
   private released = false;
+  /** A range ended past the file's end: the file got shorter since its scan. */
+  private short = false;
 
   constructor(readonly file: InputFile) {}
 
-  /** Bytes [start, end) of the text, from the window holding them. */
+  /** Bytes [start, end) of the text, from the window holding them (fewer when the file got shorter). */
   bytes(start: number, end: number): Buffer {
     if (this.released) {
       const one = Buffer.allocUnsafe(end - start);
@@ -169,7 +195,13 @@ export class FileText {
       this.windowBase = start;
       this.windowLength = this.file.read(this.window, 0, this.window.length, start);
     }
-    return this.window.subarray(start - this.windowBase, end - this.windowBase);
+    if (end > this.windowBase + this.windowLength) this.short = true;
+    return this.window.subarray(start - this.windowBase, Math.min(end, this.windowBase + this.windowLength) - this.windowBase);
+  }
+
+  /** Whether what was read may not be the file as it was scanned (see InputFile.changed). */
+  changed(): boolean {
+    return this.short || this.file.changed();
   }
 
   release(): void {

@@ -30,7 +30,8 @@ import { yamlLocator } from './yaml-precise.js';
 
 /** Why an object of a JSON input spoils the whole file. */
 export interface ObjectFailure {
-  failed: 'syntax' | 'depth' | 'size';
+  /** 'changed': the file was written to while it was read (only a source read in pieces says so). */
+  failed: 'syntax' | 'depth' | 'size' | 'changed';
   index: number;
 }
 
@@ -44,6 +45,11 @@ export interface JsonSource {
   bytes(start: number, end: number): Uint8Array;
   /** The first syntax error in bytes [start, end); asked only of a source in memory (see JsonObjects). */
   syntaxError?(start: number, end: number): { offset: number; message: string };
+  /**
+   * Whether the file may have changed since it was scanned (a source read in pieces: its
+   * objects' ranges come from the scan); asked once, at the last object.
+   */
+  changed?(): boolean;
   /** Let go of what it holds (the file is done); it may still be read after, for a late diagnostic. */
   release?(): void;
 }
@@ -91,6 +97,9 @@ export class JsonObjects implements LazyObjects {
     const { start, end } = range;
     if (end - start > MAX_DOCUMENT_BYTES) return { failed: 'size', index };
     const text = this.text(start, end);
+    // Every object's bytes have been read by now: had the file been written to since the scan,
+    // they may mix two versions, so the file is read again, whole (the reread).
+    if (index === this.ranges.length - 1 && this.src.changed?.()) return { failed: 'changed', index };
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -128,6 +137,7 @@ export class JsonObjects implements LazyObjects {
       const at = this.lines.at(start);
       return diagnosticAt(this.src.name, at.line, at.column, `an object of ${end - start} bytes; kpc reads at most ${MAX_DOCUMENT_BYTES} bytes per object (give large inputs as a List or a stream of objects)`);
     }
+    if (f.failed === 'changed') return diagnosticAt(this.src.name, 1, 1, 'the file was written to while kpc read it; run kpc again once it is complete');
     if (f.failed === 'depth') {
       const at = this.lines.at(start);
       return diagnosticAt(this.src.name, at.line, at.column, DEPTH_MESSAGE);

@@ -5,7 +5,7 @@
  * file, through list items, top-level keys, strings and multi-byte characters; the whole-file
  * reader (the window larger than the file) is the reference.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -173,5 +173,27 @@ describe('a large JSON file read in pieces', { timeout: 60_000 }, () => {
     expectStreamed(path, 2048);
     const { pieces, whole } = bothWays(path, 2048);
     expect(pieces).toEqual(whole);
+  });
+
+  it('a file written to in place between its scan and the last object says so at the last object (the loader then reads the file again, whole: one version, never a mix)', () => {
+    const v1 = kubectlList(items(40));
+    // The same layout and length, other cluster IPs (10.96 → 10.97): what an in-place rewrite by
+    // `kubectl get -o json > file` of a changed cluster looks like to a reader holding the file.
+    const v2 = v1.replaceAll('"10.96.', '"10.97.');
+    expect(v2.length).toBe(v1.length);
+    const path = write('rewritten.json', v1);
+    FILE_WINDOW.bytes = 1024;
+    const opened = openLargeJSON(path, 1 << 30, () => ({ read: { objects: [], diagnostics: [] } }));
+    const list = (opened as { json: { count: number; take(i: number): object; release(): void } }).json;
+    const first = list.take(0) as { value: { spec: { clusterIP: string } } };
+    expect(first.value.spec.clusterIP).toBe('10.96.0.0');
+    // File times move with the kernel's coarse clock (a few ms): the rewrite comes later.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    const fd = openSync(path, 'r+');
+    writeSync(fd, v2, 0);
+    closeSync(fd);
+    for (let i = 1; i < list.count - 1; i++) list.take(i);
+    expect(list.take(list.count - 1)).toEqual({ failed: 'changed', index: list.count - 1 });
+    list.release();
   });
 });

@@ -16,7 +16,7 @@
  * Run alone: `npx vitest run test/diff/iptables/read-aligned.test.ts`.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -210,4 +210,27 @@ describe('readChangedChains on generated clusters', () => {
       for (const [x, a] of texts.entries()) for (const [y, b] of texts.entries()) expect(check(a, b, `seed ${seed}: ${x} → ${y}`)).toBe(true);
     }
   }, 120_000);
+});
+
+describe('ByteWindow.changed: a previous file written to while it is read', () => {
+  it('is false for an untouched file and true once the file is rewritten in place (the delta is then made from one whole read)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kpc-window-changed-'));
+    try {
+      const file = join(dir, 'previous.txt');
+      writeFileSync(file, '*filter\nCOMMIT\n');
+      const bytes = ByteWindow.file(file, 4)!;
+      bytes.latin1(0, 4);
+      expect(bytes.changed()).toBe(false);
+      // File times move with the kernel's coarse clock (a few ms): the rewrite comes later.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      const fd = openSync(file, 'r+');
+      writeSync(fd, '*nat  ', 0);
+      closeSync(fd);
+      expect(bytes.changed()).toBe(true);
+      bytes.close();
+      expect(ByteWindow.of(Buffer.from('x')).changed()).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
