@@ -43,9 +43,10 @@ export function streamName(path: string): string {
  * (each stream's own events in their order). Returns when all streams have ended.
  */
 export function readStreams(paths: readonly string[], maxBytes: number, handle: (piece: EventPiece, stream: string) => void): void {
-  const sources = paths.map((path) => openSource(path, paths.length > 1));
+  const sources: Source[] = [];
   const buffer = new Uint8Array(1 << 16);
   try {
+    for (const path of paths) sources.push(openSource(path, paths.length > 1));
     let idle = 0;
     while (sources.some((s) => !s.ended)) {
       let progressed = false;
@@ -97,15 +98,19 @@ function openSource(path: string, several: boolean): Source {
   } catch (e) {
     throw usageError(`--events: the path "${path}" cannot be opened: ${(e as Error).message}`);
   }
+  const fail = (message: string): never => {
+    if (fd !== 0) closeSync(fd);
+    throw usageError(message);
+  };
   const st = fstatSync(fd);
-  if (st.isDirectory()) throw usageError(`--events ${path} is a directory; give a file, a FIFO or - (standard input)`);
+  if (st.isDirectory()) fail(`--events ${path} is a directory; give a file, a FIFO or - (standard input)`);
   // A regular file's reads never wait: it is read to its end as it is.
   if (!several || st.isFile()) return source(fd);
-  let again: number;
+  let again = -1;
   try {
     again = openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw usageError(`--events ${path}: cannot be read beside other --events streams (${(e as Error).message}); give it alone, or as a FIFO or file`);
+    fail(`--events ${path}: cannot be read beside other --events streams (${(e as Error).message}); give it alone, or as a FIFO or file`);
   }
   // Standard input itself stays open (it is read through `again`).
   if (fd !== 0) closeSync(fd);

@@ -5,8 +5,8 @@
  * (nothing changed, or one Service): comparing the new output with the file, chunk by chunk as
  * the new output is made, tells "nothing changed" without holding the file's 78 MB (at 20,000
  * Services) or decoding it, let alone reading it into a state. Only when the bytes differ is
- * the file read whole, by the same reader as before (readNamedText), so every error it gives
- * (a missing file, too large, ...) is the one it gave.
+ * the file read whole, by the reader of every named input (readNamedText), so every error it
+ * gives (a missing file, too large, ...) is that reader's.
  *
  * A regular file is checked when opened (it exists, is a file, is under the size limit: else
  * it is read at once, which reports the problem); standard input is read at once (it cannot be
@@ -38,7 +38,7 @@ export class PreviousText {
         regular = false;
       }
     }
-    // Anything but a readable regular file is read now: its errors are reported now, as before.
+    // Anything but a readable regular file is read now, so its errors are reported first.
     if (!regular) p.decoded = readNamedText(path, option, stdin);
     return p;
   }

@@ -1,7 +1,7 @@
 /**
  * A large input file read in pieces instead of whole: `kubectl get -o json` of 100,000
- * Services is ~750 MB, and a Buffer of all of it stayed alive (it is outside V8's heap, so no
- * collection hurried to free it) until the rules were built, ~750 MB of the peak RSS.
+ * Services is ~750 MB, and a Buffer of all of it, outside V8's heap (no collection hurries to
+ * free it), would stay alive until the rules are built: ~750 MB of the peak RSS.
  *
  *   InputFile   the open file: reads at an offset of its text (past a byte-order mark), finds
  *               newlines for the line index; released (closed) once the file is loaded, and

@@ -7,7 +7,7 @@
  *
  * What it gives is what readYAMLMixed (yaml-documents.ts), which has js-yaml read the whole file
  * first, gives — the same values and the same locators — or it gives up (`open` gives undefined,
- * or `take` a failure) and that path decides, as it did before this reader existed:
+ * or `take` a failure) and that path decides:
  *
  *   - The possible anchors and aliases (yaml-fast.ts anchorTokens: false alarms included) are
  *     tied to the items holding them, and an alias to the item of the latest anchor of its name
@@ -29,7 +29,7 @@ import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js'
 import { LineIndex } from './lines.js';
 import { inheritListType, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import type { BlockList } from './yaml-block.js';
-import { anchorTokens, parseItemFast, parseItemsFast } from './yaml-fast.js';
+import { anchorTokens, blockListItem, parseItemsFast } from './yaml-fast.js';
 import { fastLocator, joinPieces, linePiece, readJoined } from './yaml-precise.js';
 
 /**
@@ -129,15 +129,11 @@ export class AnchoredListObjects implements LazyObjects {
       inheritListType(item.value, this.type);
       return { value: item.value, origin: { file: this.name, locate: item.locate } };
     }
-    let value = this.list.item(index);
-    let spans = this.list.spans;
-    if (value === undefined) {
-      const { start, end } = this.list.itemRange(index);
-      const alone = parseItemFast(this.text, start, end, LIMITS);
-      if (!alone) return { failed: 'syntax', index };
-      ({ value, spans } = alone);
-    }
-    // readListMixed takes objects only (their spans locate them).
+    const item = blockListItem(this.list, this.text, index, LIMITS);
+    if (!item) return { failed: 'syntax', index };
+    const { value, spans } = item;
+    // readListMixed, the path this one stands for, takes objects only (their spans locate them);
+    // a plain List (YamlListObjects) hands any item on to decoding.
     if (value === null || typeof value !== 'object') return { failed: 'syntax', index };
     inheritListType(value, this.type);
     return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };

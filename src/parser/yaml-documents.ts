@@ -16,7 +16,7 @@ import { diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type
 import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js';
 import { openAnchoredList } from './yaml-anchored-list.js';
 import { blockDocuments, openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
-import { anchorTokens, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseItemFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
+import { anchorTokens, blockListItem, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 import { fastLocator, linePiece, lineStartOf, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
 
 /**
@@ -62,15 +62,9 @@ class YamlListObjects implements LazyObjects {
   }
 
   take(index: number): RawObject | ObjectFailure {
-    let value = this.list.item(index);
-    let spans = this.list.spans;
-    if (value === undefined) {
-      // The block reader gave up on this item: js-yaml reads the item's lines alone.
-      const { start, end } = this.list.itemRange(index);
-      const alone = parseItemFast(this.text, start, end, LIMITS);
-      if (!alone) return { failed: 'syntax', index };
-      ({ value, spans } = alone);
-    }
+    const item = blockListItem(this.list, this.text, index, LIMITS);
+    if (!item) return { failed: 'syntax', index };
+    const { value, spans } = item;
     inheritListType(value, this.type);
     return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
   }
@@ -96,7 +90,7 @@ export function readYAML(name: string, text: string): ReadResult {
   return readYAMLFrom(name, text, parseYAMLBlock(text, LIMITS) ?? parseYAMLFast(text, LIMITS));
 }
 
-/** readYAML as it was before the block reader: js-yaml's path alone (for tests that compare the two). */
+/** readYAML without the block reader: js-yaml's path alone (the reference the tests compare it with). */
 export function readYAMLWithoutBlockReader(name: string, text: string): ReadResult {
   return readYAMLFrom(name, text, parseYAMLFast(text, LIMITS), false);
 }
@@ -206,7 +200,7 @@ function readYAMLMixed(name: string, text: string, byDocument: boolean): ReadRes
  * document: the block reader's where it reads one (what js-yaml builds: yaml-block.ts), js-yaml's
  * of the document's lines alone where it gives up (the documents holding anchors, for one).
  * Undefined when the stream cannot be cut into documents so (see blockDocuments) or js-yaml
- * refuses a document: js-yaml then reads the whole text, as before.
+ * refuses a document: js-yaml then reads the whole text.
  */
 function documentsOneByOne(text: string): FastDocument[] | undefined {
   const pieces = blockDocuments(text, LIMITS);

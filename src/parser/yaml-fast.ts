@@ -20,6 +20,7 @@
 import * as jsyaml from 'js-yaml';
 import { isYaml11Ambiguous } from './yaml-ambiguity.js';
 import type { LineIndex } from './lines.js';
+import type { BlockList } from './yaml-block.js';
 
 /** What the fast path found: each top-level document's value and where each object starts. */
 export interface FastDocument {
@@ -177,6 +178,17 @@ export function parseItemsFast(text: string, count: number, limits: { maxDepth: 
  * `start`..`end` alone, with its span shifted to the file. Undefined when js-yaml refuses the
  * lines or the item is not clean: the whole file is then not clean for the fast path either.
  */
+/**
+ * Item `index` of a List the block reader read: its value, or, where the reader gave up on the
+ * item, js-yaml's value of the item's lines alone; undefined when js-yaml finds that unclean.
+ */
+export function blockListItem(list: BlockList, text: string, index: number, limits: { maxDepth: number; maxScalarBytes: number }): { value: unknown; spans: FastDocument['spans'] } | undefined {
+  const value = list.item(index);
+  if (value !== undefined) return { value, spans: list.spans };
+  const { start, end } = list.itemRange(index);
+  return parseItemFast(text, start, end, limits);
+}
+
 export function parseItemFast(text: string, start: number, end: number, limits: { maxDepth: number; maxScalarBytes: number }): { value: unknown; spans: FastDocument['spans'] } | undefined {
   const read = parseItemsFast(text.slice(start, end), 1, limits);
   if (!read) return undefined;

@@ -7,7 +7,7 @@
 
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
 import { readRules } from '../lang/iptables/read.js';
-import { KUBE_PROXY_TABLE, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
+import { firstSignificantLine, KUBE_PROXY_TABLE, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
 import { traceIpvsBundle, type IpvsTraceResult } from './ipvs.js';
 import { traceNftState } from './nftables.js';
 import type { NodeSpec, PacketSpec } from './result.js';
@@ -26,15 +26,8 @@ export type TraceRules =
  * decided by the first line that is not blank or a comment (read without splitting 78 MB).
  */
 function isNftText(text: string): boolean {
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const l = text.slice(start, end).trim();
-    start = end + 1;
-    if (l === '' || l.startsWith('#')) continue;
-    return /^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{');
-  }
-  return false;
+  const l = firstSignificantLine(text);
+  return l !== undefined && (/^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{'));
 }
 
 /**

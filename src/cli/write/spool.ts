@@ -7,7 +7,7 @@
  * MB, which held in the heap beside the rules pushed the peak past 2 GB.
  *
  * The file is in os.tmpdir() (TMPDIR). If it cannot be made or written (no space), the text
- * stays in memory, as before: the output is the same either way.
+ * stays in memory: the output is the same either way.
  */
 
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
@@ -51,9 +51,10 @@ export class Spool {
       yield* this.chunks;
       return;
     }
-    const buf = Buffer.allocUnsafe(READ_BACK);
     for (let at = 0; at < this.spilled; ) {
-      const n = readSync(this.fd, buf, 0, Math.min(READ_BACK, this.spilled - at), at);
+      // A buffer of its own per chunk: a consumer may keep chunks before writing them.
+      const buf = Buffer.allocUnsafe(Math.min(READ_BACK, this.spilled - at));
+      const n = readSync(this.fd, buf, 0, buf.length, at);
       if (n === 0) throw new Error('the output spool ended early');
       at += n;
       yield buf.subarray(0, n);

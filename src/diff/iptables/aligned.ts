@@ -20,7 +20,7 @@
  * and rule runs in canonical order. Any other text, and any line readKpcLayout would refuse
  * or read otherwise (a non-ASCII character, a leading or trailing blank, a bad chain name, a
  * rule of an undeclared chain, a second run), gives undefined: the caller then reads the file
- * whole as before, errors included. It never throws for the file's content. The parts it
+ * whole (readState), errors included. It never throws for the file's content. The parts it
  * skips are byte-equal to kpc's own output, which is printable ASCII in that layout
  * (lang/iptables/safe-text.ts), so they are what readKpcLayout accepts.
  */

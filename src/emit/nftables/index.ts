@@ -61,8 +61,8 @@ const CHUNK_OPERATIONS = 4096;
 
 /**
  * The transaction's text, rendered as it is written: the operations of each chunk are
- * printed and let go. At 100,000 Services the whole transaction was ~10 million operation
- * objects (~1.5 GB of heap) alive at once before the first line was printed.
+ * printed and let go, because at 100,000 Services the whole transaction is ~10 million
+ * operation objects (~1.5 GB of heap).
  */
 export function* emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<string> {
   let tx: NftTransaction | undefined;

@@ -17,9 +17,12 @@
  * the table's own operations touch every object). Errors: a line whose first words are not a
  * command of knftables' form, and any error in a line that is read, make the whole text read
  * eagerly (readTransaction), so the error reported is the eager reading's first one, at its
- * line. An error in a line of an object never asked for (a bad element of a map the packet
- * does not consult, a bad rule of a chain it does not reach) goes unreported: it cannot change
- * where the packet goes, as with iptables' lazy reading (lang/iptables/read.ts).
+ * line. An error in a line never read goes unreported: a bad rule of a chain the packet does
+ * not reach, an element of a map it does not consult, and also an element of a map it does
+ * consult when the element's key starts with another word than the packet's (the map is read
+ * key by key). Such a line is one nft itself would not have listed (the file was edited); the
+ * packet goes where the other lines send it, as with iptables' lazy reading
+ * (lang/iptables/read.ts).
  */
 
 import { isKpcError } from '../../errors.js';
@@ -423,8 +426,8 @@ function lineNumber(text: string, at: number): number {
 }
 
 /**
- * A line the index cannot take: the eager reading, which reports its first error (as before
- * this reading was lazy), or, should it accept the line after all, reads the whole table.
+ * A line the index cannot take: the eager reading, which reports its first error (the one
+ * readTransaction gives), or, should it accept the line after all, reads the whole table.
  */
 function eagerOrThrow(text: string, family: NftFamily, table: string): NftTableView {
   return viewOfState(readTransaction(text, family, table));

@@ -692,19 +692,21 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
 
 export type NftStateForm = 'transaction' | 'listing' | 'json';
 
-export function nftStateForm(text: string): NftStateForm {
-  const t = text.trimStart();
-  if (t.startsWith('{')) return 'json';
-  // The first line that is not blank or a comment (found without splitting 143 MB).
+/** The first line that is not blank or a comment, trimmed (found without splitting 143 MB). */
+export function firstSignificantLine(text: string): string | undefined {
   for (let start = 0; start < text.length; ) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     const l = text.slice(start, end).trim();
     start = end + 1;
-    if (l === '' || l.startsWith('#')) continue;
-    return /^table\s/.test(l) ? 'listing' : 'transaction';
+    if (l !== '' && !l.startsWith('#')) return l;
   }
-  return 'transaction';
+  return undefined;
+}
+
+export function nftStateForm(text: string): NftStateForm {
+  if (text.trimStart().startsWith('{')) return 'json';
+  return /^table\s/.test(firstSignificantLine(text) ?? '') ? 'listing' : 'transaction';
 }
 
 /** Any of the three forms → the state of table FAMILY NAME. */
