@@ -93,7 +93,7 @@ export function readJoined(pieces: JoinedPieces, seq: boolean): { values: unknow
   if (parsed.length !== 1) return undefined;
   const doc = parsed[0]!;
   if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.contents === null) return undefined;
-  if (checkNodes(doc.contents as YamlNode, [], 0).length > 0) return undefined;
+  if (checkNodes(doc.contents as YamlNode, [], 0, noAnchors()).length > 0) return undefined;
   if (seq && (!isSeq(doc.contents) || doc.contents.items.length !== pieces.count)) return undefined;
   let value: unknown;
   try {
@@ -143,7 +143,7 @@ export function readYAMLPrecisely(name: string, text: string): ReadResult {
       continue;
     }
     if (doc.contents === null) continue; // an empty document between `---` lines
-    const problems = checkNodes(doc.contents as YamlNode, [], 0);
+    const problems = checkNodes(doc.contents as YamlNode, [], 0, noAnchors());
     if (problems.length > 0) {
       for (const p of problems) {
         const { line, column } = at(p.offset);
@@ -156,7 +156,7 @@ export function readYAMLPrecisely(name: string, text: string): ReadResult {
       value = doc.toJS({ maxAliasCount: LIMITS.maxAliasCount });
     } catch (e) {
       const { line, column } = at(doc.contents.range?.[0] ?? 0);
-      const why = e instanceof ReferenceError ? `more than ${LIMITS.maxAliasCount} alias expansions (an alias bomb?)` : (e as Error).message;
+      const why = /Excessive alias count/.test((e as Error).message) ? `more than ${LIMITS.maxAliasCount} alias expansions (an alias bomb?)` : (e as Error).message;
       diagnostics.push(diagnosticAt(name, line, column, `YAML: ${why}`));
       continue;
     }
@@ -178,12 +178,41 @@ interface NodeProblem {
   message: string;
 }
 
-/** Depth, scalar size and YAML 1.1/1.2 ambiguity over the node tree (aliases not followed). */
-function checkNodes(node: YamlNode, path: Array<string | number>, depth: number): NodeProblem[] {
+/** The anchors of one document met so far: each name's latest node, and the nodes still open. */
+interface Anchors {
+  latest: Map<string, YamlNode>;
+  open: Set<YamlNode>;
+}
+
+const noAnchors = (): Anchors => ({ latest: new Map(), open: new Set() });
+
+/**
+ * Depth, scalar size, YAML 1.1/1.2 ambiguity and aliases, over the node tree in document order
+ * (aliases not followed). An alias may only name an anchor set before it in the same document,
+ * and not one whose node holds the alias (a value that contains itself has no JSON form).
+ */
+function checkNodes(node: YamlNode, path: Array<string | number>, depth: number, anchors: Anchors): NodeProblem[] {
   const offset = node.range?.[0] ?? 0;
   if (depth > LIMITS.maxDepth) return [{ offset, path: renderPath(path), message: `nesting is deeper than ${LIMITS.maxDepth} levels; no Kubernetes object is` }];
+  if (isAlias(node)) return aliasProblems(node.source, offset, path, anchors);
+  if (node.anchor) anchors.latest.set(node.anchor, node);
   if (isScalar(node)) return checkScalar(node, path);
-  if (isAlias(node)) return [];
+  anchors.open.add(node);
+  const out = checkChildren(node, path, depth, anchors);
+  anchors.open.delete(node);
+  return out;
+}
+
+/** go-yaml's words (kubectl's reader): `unknown anchor 'x' referenced`, `anchor 'x' value contains itself`. */
+function aliasProblems(source: string, offset: number, path: Array<string | number>, anchors: Anchors): NodeProblem[] {
+  const target = anchors.latest.get(source);
+  if (target === undefined) return [{ offset, path: renderPath(path), message: `YAML: unknown anchor '${source}' referenced (an alias *${source} needs an anchor &${source} before it in the same document)` }];
+  if (anchors.open.has(target)) return [{ offset, path: renderPath(path), message: `YAML: anchor '${source}' value contains itself` }];
+  return [];
+}
+
+function checkChildren(node: YamlNode, path: Array<string | number>, depth: number, anchors: Anchors): NodeProblem[] {
+  const offset = node.range?.[0] ?? 0;
   const out: NodeProblem[] = [];
   if (isMap(node)) {
     const seen = new Set<string>();
@@ -199,13 +228,14 @@ function checkNodes(node: YamlNode, path: Array<string | number>, depth: number)
         }
         seen.add(keyText);
       }
-      if (isScalar(key)) out.push(...checkScalar(key, [...path, keyText]));
-      if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1));
+      // A key may hold an anchor (an alias as a key is refused by the parser: keys are strings).
+      if (isScalar(key)) out.push(...checkNodes(key, [...path, keyText], depth + 1, anchors));
+      if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1, anchors));
       if (out.length >= 20) break;
     }
   } else if (isSeq(node)) {
     node.items.forEach((item, i) => {
-      if (item && out.length < 20) out.push(...checkNodes(item as YamlNode, [...path, i], depth + 1));
+      if (item && out.length < 20) out.push(...checkNodes(item as YamlNode, [...path, i], depth + 1, anchors));
     });
   }
   return out;
