@@ -212,7 +212,26 @@ interface Options {
   cache: string;
 }
 
-function parseArgs(argv: string[]): Options {
+const FLAGS = ['services', 'seed', 'repeat', 'pairs', 'cache'];
+
+function usage(): string {
+  const names = Object.entries(PAIRS).map(([name, p]) => `  ${name.padEnd(14)} ${p.what}`);
+  return [
+    'usage: node dist/bench/pairs.js [--services N] [--repeat N] [--seed N] [--pairs a,b,...] [--cache DIR]',
+    'Runs each pair (all of them when --pairs is not given: 20 pairs, 6 runs each by default, about 20 minutes at 20,000 Services).',
+    'pairs:',
+    ...names,
+  ].join('\n');
+}
+
+/** The options, or undefined when only the usage is asked for (any flag it does not know is an error: a typo must not start every pair). */
+function parseArgs(argv: string[]): Options | undefined {
+  if (argv.includes('--help') || argv.includes('-h')) return undefined;
+  for (let i = 0; i < argv.length; i += 2) {
+    const flag = argv[i]!;
+    if (!flag.startsWith('--') || !FLAGS.includes(flag.slice(2))) throw new Error(`unknown argument ${flag}\n${usage()}`);
+    if (argv[i + 1] === undefined) throw new Error(`${flag} needs a value`);
+  }
   const arg = (name: string, dflt: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
@@ -337,7 +356,17 @@ async function measure(pair: Pair, opts: Options, work: string): Promise<string>
 }
 
 async function main(argv: string[]): Promise<number> {
-  const opts = parseArgs(argv);
+  let opts: Options | undefined;
+  try {
+    opts = parseArgs(argv);
+  } catch (e) {
+    console.error(`pairs: ${(e as Error).message}`);
+    return 2;
+  }
+  if (opts === undefined) {
+    console.log(usage());
+    return 0;
+  }
   const work = join(opts.cache, `pairs-work-${process.pid}`);
   mkdirSync(work, { recursive: true });
   let failed = false;
