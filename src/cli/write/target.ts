@@ -54,6 +54,21 @@ function typeOf(st: Stats): string {
  * Errors: the parent directory's (ENOENT, ENOTDIR, EACCES, ...) and ELOOP, as errno errors.
  */
 export function resolveTarget(path: string, ownLink?: (name: string, link: string) => boolean): Target {
+  // A walk and a stat that disagree because another writer renamed its file over `path`
+  // between them (two kpc runs to one -o) agree when looked at again; a name that is not
+  // there to replace (a link in /proc to a deleted file) disagrees every time.
+  let t = walkTarget(path, ownLink);
+  for (let again = 0; again < RELOOKS && t.kind === 'refused' && t.disagreed === true; again++) t = walkTarget(path, ownLink);
+  if (t.kind === 'refused') return { kind: 'refused', path: t.path, what: t.what };
+  return t;
+}
+
+/** How many times a walk that disagreed with the kernel's stat is done again before kpc refuses. */
+const RELOOKS = 5;
+
+type Walked = Exclude<Target, { kind: 'refused' }> | { kind: 'refused'; path: string; what: string; disagreed?: true };
+
+function walkTarget(path: string, ownLink?: (name: string, link: string) => boolean): Walked {
   let p = resolve(path);
   for (let hops = 0; hops <= MAX_LINKS; hops++) {
     const dir = realpathSync(dirname(p));
@@ -87,7 +102,7 @@ export function resolveTarget(path: string, ownLink?: (name: string, link: strin
  * something that has no name (a pipe, a deleted file, another process's descriptor): then the
  * kernel's answer decides, and a file without a name to replace is refused.
  */
-function finalCheck(original: string, t: Extract<Target, { kind: 'missing' | 'file' }>): Target {
+function finalCheck(original: string, t: Extract<Target, { kind: 'missing' | 'file' }>): Walked {
   let st: Stats | undefined;
   try {
     st = statSync(original);
@@ -98,5 +113,5 @@ function finalCheck(original: string, t: Extract<Target, { kind: 'missing' | 'fi
   if (t.kind === 'file' && st !== undefined && st.dev === t.stat.dev && st.ino === t.stat.ino) return t;
   if (st !== undefined && (st.isCharacterDevice() || st.isFIFO())) return { kind: 'stream', path: original, what: st.isFIFO() ? 'FIFO' : 'character device' };
   if (st !== undefined && st.isDirectory()) return { kind: 'directory', path: t.path };
-  return { kind: 'refused', path: original, what: st === undefined ? 'a link to nothing kpc can name' : `a ${typeOf(st)} without a name kpc can replace` };
+  return { kind: 'refused', path: original, what: st === undefined ? 'a link to nothing kpc can name' : `a ${typeOf(st)} without a name kpc can replace`, disagreed: true };
 }
