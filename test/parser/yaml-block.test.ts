@@ -474,30 +474,37 @@ describe('the block-YAML reader builds what js-yaml builds, or gives up', () => 
  * js-yaml path alone, as kpc read YAML before the block reader — the objects, their values,
  * every diagnostic, and the position each object's locator gives for a set of field paths.
  */
+type FieldPathLike = Array<string | number>;
+
+/** readDocuments of `text` gives what the reader before the block reader gives: values, diagnostics, the positions of `paths`. */
+function expectSameAsWithoutBlockReader(text: string, paths: readonly FieldPathLike[]): void {
+  const bytes = new TextEncoder().encode(text);
+  const mine = readDocuments({ name: 'in.yaml', bytes });
+  // The text readDocuments decodes (TextDecoder drops a byte-order mark).
+  const theirs = readYAMLWithoutBlockReader('in.yaml', new TextDecoder().decode(bytes));
+  const fail = (why: string) => expect.fail(`${why}\n--- input ---\n${JSON.stringify(text).slice(0, 3000)}`);
+  if (JSON.stringify(mine.diagnostics) !== JSON.stringify(theirs.diagnostics)) fail(`diagnostics ${JSON.stringify(mine.diagnostics)} against ${JSON.stringify(theirs.diagnostics)}`);
+  if (mine.objects.length !== theirs.objects.length) fail(`${mine.objects.length} objects against ${theirs.objects.length}`);
+  const none = new WeakMap<object, { start: number; end: number }>();
+  mine.objects.forEach((o, i) => {
+    const t = theirs.objects[i]!;
+    const found = compare(o.value, t.value, none, none, `object[${i}]`);
+    if (found) fail(found);
+    if (o.origin.file !== t.origin.file) fail('file differs');
+    for (const path of paths) {
+      const a = JSON.stringify(o.origin.locate(path));
+      const b = JSON.stringify(t.origin.locate(path));
+      if (a !== b) fail(`object[${i}] at ${JSON.stringify(path)}: ${a} against ${b}`);
+    }
+  });
+}
+
 describe('YAML input reads as before the block reader (objects, diagnostics, positions)', () => {
   const PATHS = [[], ['metadata'], ['metadata', 'name'], ['metadata', 'labels', 'app'], ['spec'], ['spec', 'ports', 0, 'port'], ['spec', 'ports', 1], ['spec', 'nothing', 'here'], ['endpoints', 0, 'addresses', 0], ['status']];
 
   function sameRead(text: string): void {
     if (/^[ \t\r\n]*\{/.test(text)) return; // JSON input (documents.ts), not this reader's
-    const bytes = new TextEncoder().encode(text);
-    const mine = readDocuments({ name: 'in.yaml', bytes });
-    // The text readDocuments decodes (TextDecoder drops a byte-order mark).
-    const theirs = readYAMLWithoutBlockReader('in.yaml', new TextDecoder().decode(bytes));
-    const fail = (why: string) => expect.fail(`${why}\n--- input ---\n${JSON.stringify(text).slice(0, 3000)}`);
-    if (JSON.stringify(mine.diagnostics) !== JSON.stringify(theirs.diagnostics)) fail(`diagnostics ${JSON.stringify(mine.diagnostics)} against ${JSON.stringify(theirs.diagnostics)}`);
-    if (mine.objects.length !== theirs.objects.length) fail(`${mine.objects.length} objects against ${theirs.objects.length}`);
-    const none = new WeakMap<object, { start: number; end: number }>();
-    mine.objects.forEach((o, i) => {
-      const t = theirs.objects[i]!;
-      const found = compare(o.value, t.value, none, none, `object[${i}]`);
-      if (found) fail(found);
-      if (o.origin.file !== t.origin.file) fail('file differs');
-      for (const path of PATHS) {
-        const a = JSON.stringify(o.origin.locate(path));
-        const b = JSON.stringify(t.origin.locate(path));
-        if (a !== b) fail(`object[${i}] at ${JSON.stringify(path)}: ${a} against ${b}`);
-      }
-    });
+    expectSameAsWithoutBlockReader(text, PATHS);
   }
 
   it('takes a kubectl List item by item', () => {
@@ -580,24 +587,7 @@ describe('YAML with anchors reads item by item (a List) and document by document
   }
 
   function sameAnchoredRead(text: string): 'items' | 'whole' | 'failed' {
-    const bytes = new TextEncoder().encode(text);
-    const mine = readDocuments({ name: 'in.yaml', bytes });
-    const theirs = readYAMLWithoutBlockReader('in.yaml', new TextDecoder().decode(bytes));
-    const fail = (why: string) => expect.fail(`${why}\n--- input ---\n${JSON.stringify(text).slice(0, 3000)}`);
-    if (JSON.stringify(mine.diagnostics) !== JSON.stringify(theirs.diagnostics)) fail(`diagnostics ${JSON.stringify(mine.diagnostics)} against ${JSON.stringify(theirs.diagnostics)}`);
-    if (mine.objects.length !== theirs.objects.length) fail(`${mine.objects.length} objects against ${theirs.objects.length}`);
-    const none = new WeakMap<object, { start: number; end: number }>();
-    mine.objects.forEach((o, i) => {
-      const t = theirs.objects[i]!;
-      const found = compare(o.value, t.value, none, none, `object[${i}]`);
-      if (found) fail(found);
-      if (o.origin.file !== t.origin.file) fail('file differs');
-      for (const path of PATHS) {
-        const a = JSON.stringify(o.origin.locate(path));
-        const b = JSON.stringify(t.origin.locate(path));
-        if (a !== b) fail(`object[${i}] at ${JSON.stringify(path)}: ${a} against ${b}`);
-      }
-    });
+    expectSameAsWithoutBlockReader(text, PATHS);
     return readerOf(text);
   }
 
