@@ -17,7 +17,7 @@ import type { LazyObjects, ObjectFailure, ReadOutcome } from './json-objects.js'
 import { openAnchoredList } from './yaml-anchored-list.js';
 import { blockDocuments, openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
 import { anchorTokens, blockListItem, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
-import { fastLocator, linePiece, lineStartOf, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
+import { fastLocator, linePiece, lineStartOf, listItemLocator, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
 
 /**
  * Above this size only the fast YAML path runs: the precise one needs about 60 times the
@@ -66,7 +66,8 @@ class YamlListObjects implements LazyObjects {
     if (!item) return { failed: 'syntax', index };
     const { value, spans } = item;
     inheritListType(value, this.type);
-    return { value, origin: { file: this.name, locate: fastLocator(this.text, this.lines, { spans }, value) } };
+    const locate = value !== null && typeof value === 'object' ? fastLocator(this.text, this.lines, { spans }, value) : listItemLocator(this.text, this.lines, this.list.itemRange(index));
+    return { value, origin: { file: this.name, locate } };
   }
 
   /** Read the file as if the block reader had given up on it from the start. */

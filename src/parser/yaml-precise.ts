@@ -37,6 +37,16 @@ export function fastLocator(text: string, lines: LineIndex, doc: Pick<FastDocume
   };
 }
 
+/**
+ * The locator of a List item that is not an object (a string, say: the fast path keeps no span
+ * for it): the item's `- ` lines, whole lines from `range.start`, parsed again on first use as
+ * a one-item sequence, so it is placed where the precise path places it.
+ */
+export function listItemLocator(text: string, lines: LineIndex, range: Piece): Locator {
+  const inSequence = yamlLocator(() => text.slice(range.start, range.end), { line: lines.at(range.start).line, column: 1 });
+  return (path) => inSequence([0, ...path]);
+}
+
 export function lineStartOf(text: string, offset: number): number {
   return text.lastIndexOf('\n', offset - 1) + 1;
 }
