@@ -218,7 +218,7 @@ function usage(): string {
   const names = Object.entries(PAIRS).map(([name, p]) => `  ${name.padEnd(14)} ${p.what}`);
   return [
     'usage: node dist/bench/pairs.js [--services N] [--repeat N] [--seed N] [--pairs a,b,...] [--cache DIR]',
-    'Runs each pair (all of them when --pairs is not given: 20 pairs, 6 runs each by default, about 20 minutes at 20,000 Services).',
+    'Runs each pair (all of them when --pairs is not given: 20 pairs, 6 runs each by default, about 10 minutes at 20,000 Services).',
     'pairs:',
     ...names,
   ].join('\n');
