@@ -238,8 +238,12 @@ function checkChildren(node: YamlNode, path: Array<string | number>, depth: numb
         }
         seen.add(keyText);
       }
-      // A key may hold an anchor (an alias as a key is refused by the parser: keys are strings).
-      if (isScalar(key)) out.push(...checkNodes(key, [...path, keyText], depth + 1, anchors));
+      // A key may hold an anchor (an alias as a key is refused by the parser: keys are strings);
+      // its depth is its value's, reported once, at the value.
+      if (isScalar(key)) {
+        if (key.anchor) anchors.latest.set(key.anchor, key);
+        out.push(...checkScalar(key, [...path, keyText]));
+      }
       if (pair.value) out.push(...checkNodes(pair.value as YamlNode, [...path, keyText], depth + 1, anchors));
       if (out.length >= 20) break;
     }

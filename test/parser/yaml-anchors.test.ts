@@ -128,6 +128,16 @@ describe('YAML anchors are read per document and per List item', () => {
     expect((key.objects[2]!.value as { spec: { xs: unknown } }).spec.xs).toBe('kk');
   });
 
+  it('nesting too deep is reported once, at the value (a key is not checked for depth again)', () => {
+    // 70 nested maps under data, each key `k`: the 65th level is too deep. kpc 08e0cb7 (keys
+    // walked as nodes, for their anchors) also reported the key of that level, one line before.
+    let text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata: &top\n';
+    for (let i = 1; i <= 70; i++) text += `${'  '.repeat(i)}k:\n`;
+    text += `${'  '.repeat(71)}v: 1\n`;
+    const r = read(text);
+    expect(r.diagnostics.map((d) => `${d.line}:${d.column}: ${d.message}`)).toEqual(['69:131: nesting is deeper than 64 levels; no Kubernetes object is']);
+  });
+
   it('a file over 32 MB with a few aliases is read, not refused', () => {
     const item = (i: number) => `- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cm-${i}, namespace: default}\n  data: {a: "${'x'.repeat(200)}"}\n`;
     let body = '';
