@@ -66,11 +66,13 @@ describe.skipIf(!hasTime)('unbounded and oversized input', () => {
     expect(r.rssMB).toBeLessThan(64 * 3 + 100);
   });
 
-  it('an endless stream at the default limit (1Gi): refused in under 5 s, memory bounded by the limit', () => {
+  it('an endless stream at the default limit (1Gi): refused in under 12 s, memory bounded by the limit', () => {
     const r = kpc([...COMPILE, '-f', '-'], 'yes "a: b"');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('input too large: over the limit of 1Gi per input');
-    expect(r.ms).toBeLessThan(5_000);
+    // Piping 1 GiB through `yes` takes 3.5-6.8 s on this 2-core VM for the same code (1bb74d5
+    // and later alike): 5 s failed a clean run. What this guards is a refusal, not a read forever.
+    expect(r.ms).toBeLessThan(12_000);
     expect(r.rssMB).toBeLessThan(1024 + 400);
   }, 30_000);
 
