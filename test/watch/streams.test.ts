@@ -34,8 +34,12 @@ function isComplete(event: string): boolean {
   }
 }
 
-/** The stdout line that says event n is done (its end line, no change, or rejected). */
-const answered = (stdout: string, n: number) => new RegExp(`^# kpc watch: (end of event ${n}|event ${n} .*(: no change| rejected))$`, 'm').test(stdout);
+/**
+ * The stdout line that says event n is done (its end line, no change, or rejected). A rejected
+ * event must be waited for too: the next event may come on another stream, and kpc numbers
+ * events in the order it reads them.
+ */
+const answered = (stdout: string, n: number) => new RegExp(`^# kpc watch: (end of event ${n}|event ${n} rejected|event ${n} .*: no change)$`, 'm').test(stdout);
 
 describe('kpc watch --events, several streams', () => {
   it('three FIFOs (Services, EndpointSlices, Nodes), written in the recorded order: the single stream\'s steps', { timeout: 120_000 }, async () => {
