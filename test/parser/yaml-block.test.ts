@@ -78,6 +78,19 @@ function rng(seed: number): () => number {
   };
 }
 
+/**
+ * One random edit of `text`: an insert from `inserts` (a share `insertShare` of the edits), a
+ * cut of 1 to 4 characters, or a line's indentation moved by one space.
+ */
+function mutated(text: string, random: () => number, inserts: readonly string[], insertShare: number): string {
+  const at = Math.floor(random() * text.length);
+  const r = random();
+  if (r < insertShare) return text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
+  if (r < 0.8) return text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+  const ls = text.lastIndexOf('\n', at - 1) + 1;
+  return random() < 0.5 ? `${text.slice(0, ls)} ${text.slice(ls)}` : text.slice(0, ls) + text.slice(ls).replace(/^ /, '');
+}
+
 const genYAML = (services: number, seed: number, format: 'yaml' | 'yaml-anchors' = 'yaml') => [...renderCluster(generateCluster({ services, seed }), format)].join('');
 
 /** kubectl-style documents with the quoting and layout cases the reader must get right. */
@@ -554,14 +567,7 @@ describe('YAML input reads as before the block reader (objects, diagnostics, pos
     const N = Number(process.env.KPC_YAML_FUZZ_N ?? 200);
     for (let k = 0; k < N; k++) {
       let text = base[Math.floor(random() * base.length)]!;
-      const at = Math.floor(random() * text.length);
-      const r = random();
-      if (r < 0.5) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
-      else if (r < 0.8) text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
-      else {
-        const ls = text.lastIndexOf('\n', at - 1) + 1;
-        text = random() < 0.5 ? `${text.slice(0, ls)} ${text.slice(ls)}` : text.slice(0, ls) + text.slice(ls).replace(/^ /, '');
-      }
+      text = mutated(text, random, inserts, 0.5);
       sameRead(text);
     }
   }, 900_000);
@@ -770,14 +776,7 @@ describe('YAML with anchors reads item by item (a List) and document by document
     for (let k = 0; k < N; k++) {
       let text = base[Math.floor(random() * base.length)]!;
       for (let e = 1 + Math.floor(random() * 2); e > 0; e--) {
-        const at = Math.floor(random() * text.length);
-        const r = random();
-        if (r < 0.55) text = text.slice(0, at) + inserts[Math.floor(random() * inserts.length)] + text.slice(at);
-        else if (r < 0.8) text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
-        else {
-          const ls = text.lastIndexOf('\n', at - 1) + 1;
-          text = random() < 0.5 ? `${text.slice(0, ls)} ${text.slice(ls)}` : text.slice(0, ls) + text.slice(ls).replace(/^ /, '');
-        }
+        text = mutated(text, random, inserts, 0.55);
       }
       seen[sameAnchoredRead(text)]++;
     }
