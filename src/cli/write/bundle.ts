@@ -48,7 +48,7 @@
  * pid namespaces sharing the file system are not told apart and must not write the same DIR.
  */
 
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KpcError } from '../../errors.js';
 import { failingAs, WriteFailure } from './errors.js';
@@ -115,7 +115,7 @@ function code(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefined {
+function lstatOrUndefined(path: string): Stats | undefined {
   try {
     return lstatSync(path);
   } catch (e) {
@@ -145,10 +145,11 @@ function manifestNames(dir: string): string[] | undefined {
 type Verdict = { ok: true } | { ok: false; reason: string };
 
 /**
- * May the directory `dir` be replaced? `ownTarget`: it is the directory DIR's kpc link points
- * to (the link is the mark, the manifest lists its files). `names`: the files this write makes.
+ * May the directory `dir` be replaced (`shown`: its name in a refusal)? `ownTarget`: it is the
+ * directory DIR's kpc link points to (the link is the mark, the manifest lists its files).
+ * `names`: the files this write makes.
  */
-function replaceable(dir: string, names: readonly string[], options: BundleOptions, ownTarget: boolean): Verdict {
+function replaceable(dir: string, shown: string, names: readonly string[], options: BundleOptions, ownTarget: boolean): Verdict {
   const entries = readdirSync(dir, { withFileTypes: true });
   if (entries.length === 0) return { ok: true };
   const listed = manifestNames(dir);
@@ -156,21 +157,22 @@ function replaceable(dir: string, names: readonly string[], options: BundleOptio
   if (listed !== undefined || ownTarget) {
     const extra = entries.filter((e) => e.name !== MANIFEST && !(allowed.has(e.name) && e.isFile())).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
     if (extra.length === 0) return { ok: true };
-    return { ok: false, reason: `${dir} holds ${extra.length === 1 ? 'an entry' : 'entries'} kpc did not write (${preview(extra)}); kpc does not delete them: move them out, or choose another path` };
+    return { ok: false, reason: `${shown} holds ${extra.length === 1 ? 'an entry' : 'entries'} kpc did not write (${preview(extra)}); kpc does not delete them: move them out, or choose another path` };
   }
   const legacy = options.legacy;
   if (legacy !== undefined && entries.length === names.length && entries.every((e) => e.isFile() && names.includes(e.name)) && names.includes(legacy.file)) {
     let head = '';
     try {
       head = readFileSync(join(dir, legacy.file), 'utf8').slice(0, legacy.prefix.length);
-    } catch {
+    } catch (e) {
+      if (code(e) === 'ENOENT') throw e; // moved away since it was listed: DIR changed, look again
       // unreadable: not recognised
     }
     if (head === legacy.prefix) return { ok: true };
   }
   return {
     ok: false,
-    reason: `${dir} is a directory kpc did not write (it has no ${MANIFEST} manifest); kpc replaces only its own bundle directories: choose another path, or remove it first`,
+    reason: `${shown} is a directory kpc did not write (it has no ${MANIFEST} manifest); kpc replaces only its own bundle directories: choose another path, or remove it first`,
   };
 }
 
@@ -270,16 +272,47 @@ type State = { mode: 'fresh' } | { mode: 'flip'; old: string } | { mode: 'migrat
 /**
  * What DIR is now, and how it is replaced; a usage error when it must not be. Another writer
  * may be replacing DIR or removing its previous directory meanwhile: a part that vanishes
- * while it is looked at (ENOENT) means DIR changed, and it is looked at again.
+ * while it is looked at (ENOENT), or a refusal of something DIR no longer names, means DIR
+ * changed, and it is looked at again.
  */
-function inspect(display: string, parent: string, name: string, names: readonly string[], options: BundleOptions): State {
+export function inspect(display: string, parent: string, name: string, names: readonly string[], options: BundleOptions): State {
   for (let attempt = 0; ; attempt++) {
     try {
       return inspectOnce(display, parent, name, names, options);
     } catch (e) {
-      if (code(e) !== 'ENOENT' || attempt >= 8) throw e;
+      const changed = e instanceof LookAgain || CHANGED.has(code(e) ?? '');
+      if (!changed || attempt >= LOOKS) throw e instanceof LookAgain ? e.refusal : e;
     }
   }
+}
+
+/**
+ * What a look gets when DIR changes under it: a part gone (ENOENT), a directory that became a
+ * link (ELOOP, opened without following) or a file (ENOTDIR), a link that became a directory
+ * (EINVAL, from readlink).
+ */
+const CHANGED = new Set(['ENOENT', 'ELOOP', 'ENOTDIR', 'EINVAL']);
+
+/**
+ * How many times DIR is looked at again when it changes. Each concurrent writer changes it at
+ * most three times (aside, link, back on a failure); a look takes tens of microseconds, so a
+ * look that keeps losing is another program replacing DIR in a loop, reported as a failure.
+ */
+const LOOKS = 64;
+
+/** A refusal of what DIR named a moment ago, but names no longer: reported only if it persists. */
+class LookAgain extends Error {
+  constructor(readonly refusal: KpcError) {
+    super(refusal.message);
+  }
+}
+
+/** Refuse `reason` unless DIR changed since `before` was taken of it (then look again). */
+function refuse(display: string, path: string, before: { dev: number; ino: number; link?: string }, reason: string): never {
+  const error = outputError(`-o ${display}: ${reason}`);
+  const now = lstatOrUndefined(path);
+  const same = now !== undefined && now.dev === before.dev && now.ino === before.ino && (before.link === undefined || readlinkOrUndefined(path) === before.link);
+  throw same ? error : new LookAgain(error);
 }
 
 function inspectOnce(display: string, parent: string, name: string, names: readonly string[], options: BundleOptions): State {
@@ -291,19 +324,36 @@ function inspectOnce(display: string, parent: string, name: string, names: reado
     if (!isOwnLink(name, link)) throw outputError(`-o ${display}: ${path} changed while kpc was writing (it is now a link to ${link}); nothing was replaced`);
     const target = join(parent, link);
     const tst = lstatOrUndefined(target);
+    const before = { dev: st.dev, ino: st.ino, link };
     if (tst !== undefined) {
-      if (!tst.isDirectory()) throw outputError(`-o ${display}: ${target} is not a directory; kpc does not replace it`);
-      const v = replaceable(target, names, options, true);
-      if (!v.ok) throw outputError(`-o ${display}: ${v.reason}`);
+      if (!tst.isDirectory()) refuse(display, path, before, `${target} is not a directory; kpc does not replace it`);
+      const v = pinned(target, tst, (at) => replaceable(at, target, names, options, true));
+      if (!v.ok) refuse(display, path, before, v.reason);
     }
     return { mode: 'flip', old: link };
   }
   if (st.isDirectory()) {
-    const v = replaceable(path, names, options, false);
-    if (!v.ok) throw outputError(`-o ${display}: ${v.reason}`);
+    const v = pinned(path, st, (at) => replaceable(at, path, names, options, false));
+    if (!v.ok) refuse(display, path, st, v.reason);
     return { mode: 'migrate' };
   }
   throw outputError(`-o ${display}: ${path} is not a directory; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
+}
+
+/**
+ * `look` at the directory `path` named when `seen` was taken of it, held open and read through
+ * /proc/self/fd: another writer renaming it away, or renaming another directory to its name,
+ * mid-look cannot make one look read two directories. ENOENT when it is no longer there.
+ */
+function pinned<T>(path: string, seen: Stats, look: (at: string) => T): T {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    const now = fstatSync(fd);
+    if (now.dev !== seen.dev || now.ino !== seen.ino) throw Object.assign(new Error(`${path} changed`), { code: 'ENOENT' });
+    return look(`/proc/self/fd/${fd}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function writeFileIn(dir: string, f: DirectoryFile): void {
@@ -367,11 +417,11 @@ export function writeBundleDir(path: string, files: readonly DirectoryFile[], op
 /**
  * The rename(s) that put the link at DIR; returns what to remove afterwards (the previous
  * directory, or the one moved aside). Another writer may change DIR at any moment: each step
- * that finds DIR changed looks again (a few times; then the failure is reported).
+ * that finds DIR changed looks again (up to LOOKS times; then the failure is reported).
  */
 function commit(display: string, parent: string, name: string, names: readonly string[], options: BundleOptions, link: string, aside: string, dest: string): string | undefined {
   for (let attempt = 0; ; attempt++) {
-    const last = attempt >= 8;
+    const last = attempt >= LOOKS;
     const state = failingAs('unchanged', () => inspect(display, parent, name, names, options));
     if (state.mode !== 'migrate') {
       try {
@@ -393,10 +443,16 @@ function commit(display: string, parent: string, name: string, names: readonly s
     // there meanwhile, which is removed like a previous bundle).
     const st = lstatOrUndefined(aside);
     if (st?.isDirectory()) {
-      const v = replaceable(aside, names, options, false);
+      let v: Verdict;
+      try {
+        v = replaceable(aside, dest, names, options, false);
+      } catch (e) {
+        putBack(aside, dest);
+        throw new WriteFailure(code(e) ?? 'EIO', 'unchanged');
+      }
       if (!v.ok) {
         putBack(aside, dest);
-        throw outputError(`-o ${display}: ${v.reason.replace(aside, dest)}`);
+        throw outputError(`-o ${display}: ${v.reason}`);
       }
     }
     try {
