@@ -4,8 +4,9 @@
  */
 
 import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
+import type { Ruleset } from '../lang/iptables/ruleset.js';
 import { gatherRuleset, renderFocusedText, renderGathered, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
-import { readChangedChains, type ChangedChains } from '../diff/iptables/aligned.js';
+import { readChangedChains, wholeStates, type ChangedChains } from '../diff/iptables/aligned.js';
 import { renderDelta } from '../diff/iptables/delta.js';
 import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
 import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
@@ -55,7 +56,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * A previous text the aligned reader does not take is read whole here, before anything is
    * written, with the errors it always gave.
    */
-  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains } | { kind: 'whole'; state: IptablesState };
+  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains; rs: Ruleset } | { kind: 'whole'; state: IptablesState };
   function afterState(options: EmitOptions, changedOnly: true): After;
   function afterState(options: EmitOptions, changedOnly: false): Exclude<After, { kind: 'changed' }>;
   function afterState(options: EmitOptions, changedOnly: boolean): After {
@@ -72,7 +73,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       } finally {
         bytes?.close();
       }
-      if (changed !== undefined) return { kind: 'changed', changed };
+      if (changed !== undefined) return { kind: 'changed', changed, rs };
     }
     previousState();
     return { kind: 'whole', state: stateOfRuleset(rs, facts) };
@@ -97,9 +98,14 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      // The report follows jumps through unchanged chains (ownership): the whole states.
-      const after = afterState(options, false);
-      const report = after.kind === 'same' ? { changed: false, servicePorts: [] } : placed(path, option, () => diffStates(previousState(), after.state));
+      // The report follows jumps through unchanged chains (ownership): the whole states, the
+      // previous one made from the new one and the chains that differ when it is kpc's
+      // printed form (wholeStates).
+      const after = afterState(options, true);
+      const report = after.kind === 'same' ? { changed: false, servicePorts: [] } : placed(path, option, () => {
+        const states = after.kind === 'changed' ? wholeStates(after.changed, stateOfRuleset(after.rs, facts)) : { before: previousState(), after: after.state };
+        return diffStates(states.before, states.after);
+      });
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },
   };

@@ -13,7 +13,9 @@
  *
  * What is left out is what both states hold alike, so a consumer that only looks at chains
  * that differ (renderDelta without --full) gives the same result on these states as on the
- * whole ones. diffStates is not such a consumer (it follows jumps through unchanged chains).
+ * whole ones. diffStates is not such a consumer (it follows jumps through unchanged chains):
+ * it is given the whole states, the previous one made of the new one's unchanged chains and
+ * the previous differing ones (wholeStates).
  *
  * The reader takes only text that readKpcLayout would read the same way and is stricter
  * than it: exactly `*filter` then `*nat`, no comment or blank lines, each table's chain lines
@@ -34,6 +36,23 @@ import { TextChain, type ChainState, type IptablesState, type RuleFacts, type Ta
 export interface ChangedChains {
   before: IptablesState;
   after: IptablesState;
+}
+
+/**
+ * The whole previous state from the whole new one and the chains that differ (readChangedChains):
+ * every other chain's text is the same in both, so the previous state shares those chains
+ * with the new one (the same objects: what is worked out of a chain once serves both).
+ */
+export function wholeStates(changed: ChangedChains, after: IptablesState): { before: IptablesState; after: IptablesState } {
+  const before: IptablesState = new Map();
+  for (const [table, chains] of after) {
+    const differing = changed.before.get(table) ?? new Map();
+    const mine = new Map(chains);
+    for (const name of changed.after.get(table)?.keys() ?? []) if (!differing.has(name)) mine.delete(name);
+    for (const [name, chain] of differing) mine.set(name, chain);
+    before.set(table, mine);
+  }
+  return { before, after };
 }
 
 /** The printer's order of chain names: rank, then by name. */

@@ -11,6 +11,7 @@
  */
 
 import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
+import { serviceJumps } from './jumps.js';
 import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
 export type { ChainChange, PortChange, RuleRef } from '../port-report.js';
@@ -29,31 +30,39 @@ function portOfComment(comment: string | undefined): string | undefined {
   return SPN.test(first) ? first : undefined;
 }
 
-/** table/chain → Service port, by following jumps from the commented top-level rules. */
-function ownership(state: IptablesState): Map<string, string> {
-  const owner = new Map<string, string>();
+/** Per table, chain → Service port. */
+type Owners = Map<string, Map<string, string>>;
+
+/** Which Service port owns each chain, by following jumps from the commented top-level rules. */
+function ownership(state: IptablesState): Owners {
+  const owners: Owners = new Map();
   for (const [table, chains] of state) {
-    const queue: Array<[string, string]> = [];
+    const owner = new Map<string, string>();
+    owners.set(table, owner);
+    const queue: string[] = []; // chains whose owner is set and whose jumps are not followed yet
     for (const top of TOP_LEVEL_CHAINS) {
       for (const r of chains.get(top)?.rules ?? []) {
         const port = portOfComment(r.comment);
-        if (port && r.jump && isServiceChain(r.jump) && !owner.has(`${table}/${r.jump}`)) {
-          owner.set(`${table}/${r.jump}`, port);
-          queue.push([r.jump, port]);
+        if (port && r.jump && isServiceChain(r.jump) && !owner.has(r.jump)) {
+          owner.set(r.jump, port);
+          queue.push(r.jump);
         }
       }
     }
     while (queue.length > 0) {
-      const [chain, port] = queue.pop()!;
-      for (const r of chains.get(chain)?.rules ?? []) {
-        if (r.jump && isServiceChain(r.jump) && !owner.has(`${table}/${r.jump}`)) {
-          owner.set(`${table}/${r.jump}`, port);
-          queue.push([r.jump, port]);
+      const name = queue.pop()!;
+      const chain = chains.get(name);
+      if (chain === undefined) continue;
+      const port = owner.get(name)!;
+      for (const jump of serviceJumps(chain)) {
+        if (!owner.has(jump)) {
+          owner.set(jump, port);
+          queue.push(jump);
         }
       }
     }
   }
-  return owner;
+  return owners;
 }
 
 function portChange(map: Map<string, PortChange>, port: string): PortChange {
@@ -65,14 +74,42 @@ function portChange(map: Map<string, PortChange>, port: string): PortChange {
   return c;
 }
 
-function endpointsOf(chains: TableState, owner: Map<string, string>, table: string): Map<string, Set<string>> {
+/** The endpoints (DNAT destinations of the SEP chains) of each of `ports`. */
+function endpointsOf(chains: TableState, owner: Map<string, string> | undefined, ports: ReadonlySet<string>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const [name, chain] of chains) {
-    const port = owner.get(`${table}/${name}`);
-    if (!port || !name.startsWith('KUBE-SEP-')) continue;
+    const port = owner?.get(name);
+    if (!port || !ports.has(port) || !name.startsWith('KUBE-SEP-')) continue;
     for (const r of chain.rules) if (r.dnat) (out.get(port) ?? out.set(port, new Set()).get(port)!).add(r.dnat);
   }
   return out;
+}
+
+/** The same rule texts (so the same DNAT destinations: sameRules also takes rules equal by canonical form). */
+function sameSpecs(a: ChainState, b: ChainState): boolean {
+  if (a === b || (a.text !== undefined && a.text === b.text)) return true;
+  return a.rules.length === b.rules.length && a.rules.every((r, k) => r.spec === b.rules[k]!.spec);
+}
+
+/**
+ * The ports whose endpoints may differ: the owners, on either side, of each SEP chain that
+ * differs, is on one side only, or changed owner. Any other port's SEP chains are the same
+ * chains with the same owner on both sides, so the same endpoints (and parsing the DNAT rule
+ * of every SEP chain of 20,000 Services twice is skipped).
+ */
+function portsWithEndpointChanges(before: TableState, after: TableState, ownBefore: Map<string, string> | undefined, ownAfter: Map<string, string> | undefined): Set<string> {
+  const ports = new Set<string>();
+  const look = (name: string, prev: ChainState | undefined, next: ChainState | undefined): void => {
+    if (!name.startsWith('KUBE-SEP-')) return;
+    const was = ownBefore?.get(name);
+    const is = ownAfter?.get(name);
+    if (was === is && prev !== undefined && next !== undefined && sameSpecs(prev, next)) return;
+    if (was !== undefined) ports.add(was);
+    if (is !== undefined) ports.add(is);
+  };
+  for (const [name, prev] of before) look(name, prev, after.get(name));
+  for (const [name, next] of after) if (!before.has(name)) look(name, undefined, next);
+  return ports;
 }
 
 function ruleDiff(before: ChainState, after: ChainState): { added: string[]; removed: string[] } {
@@ -103,30 +140,42 @@ function sameReportedChains(before: IptablesState, after: IptablesState): boolea
   return true;
 }
 
+/**
+ * The names of kube-proxy's chains (other components' chains are not kpc's business) that
+ * differ between `b` and `a`, or are in one only, sorted.
+ */
+function differingChains(table: string, b: TableState, a: TableState): string[] {
+  const names: string[] = [];
+  for (const [name, prev] of b) {
+    const next = a.get(name);
+    if (next !== undefined && sameRules(prev, next)) continue;
+    if (isKubeProxyChain(table, name)) names.push(name);
+  }
+  for (const name of a.keys()) if (!b.has(name) && isKubeProxyChain(table, name)) names.push(name);
+  return names.sort();
+}
+
 export function diffStates(before: IptablesState, after: IptablesState): DiffReport {
   if (sameReportedChains(before, after)) return { changed: false, servicePorts: [] };
   const ownBefore = ownership(before);
   const ownAfter = ownership(after);
   const ports = new Map<string, PortChange>();
-  const portOf = (key: string) => ownAfter.get(key) ?? ownBefore.get(key) ?? 'node';
+  const portOf = (table: string, name: string) => ownAfter.get(table)?.get(name) ?? ownBefore.get(table)?.get(name) ?? 'node';
 
   for (const table of ['filter', 'nat'] as const) {
     const b = before.get(table) ?? new Map<string, ChainState>();
     const a = after.get(table) ?? new Map<string, ChainState>();
-    // Only kube-proxy's chains are compared; other components' chains are not kpc's business.
-    const names = new Set([...b.keys(), ...a.keys()].filter((n) => isKubeProxyChain(table, n)));
-    for (const name of [...names].sort()) {
+    for (const name of differingChains(table, b, a)) {
       const key = `${table}/${name}`;
       const prev = b.get(name);
       const next = a.get(name);
-      if (prev && next && sameRules(prev, next)) continue;
       // A fixed chain the new output does not write (KUBE-FIREWALL on IPv6 or without
       // localhost node ports) is left alone, by kube-proxy and by the delta: not a removal.
       if (!next && !isServiceChain(name)) continue;
       if (!prev) {
-        portChange(ports, portOf(key)).chainsAdded.push(key);
+        portChange(ports, portOf(table, name)).chainsAdded.push(key);
       } else if (!next) {
-        portChange(ports, portOf(key)).chainsRemoved.push(key);
+        portChange(ports, portOf(table, name)).chainsRemoved.push(key);
       } else if (TOP_LEVEL_CHAINS.has(name)) {
         // Top-level rules are attributed to the Service port their comment names.
         const { added, removed } = ruleDiff(prev, next);
@@ -135,13 +184,16 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
         for (const rule of removed) portChange(ports, byComment(rule, prev)).rulesRemoved.push({ table, chain: name, rule });
       } else {
         const { added, removed } = ruleDiff(prev, next);
-        portChange(ports, portOf(key)).chainsChanged.push({ chain: key, rulesAdded: added, rulesRemoved: removed });
+        portChange(ports, portOf(table, name)).chainsChanged.push({ chain: key, rulesAdded: added, rulesRemoved: removed });
       }
     }
   }
 
-  const epBefore = endpointsOf(before.get('nat') ?? new Map(), ownBefore, 'nat');
-  const epAfter = endpointsOf(after.get('nat') ?? new Map(), ownAfter, 'nat');
+  const natBefore = before.get('nat') ?? new Map<string, ChainState>();
+  const natAfter = after.get('nat') ?? new Map<string, ChainState>();
+  const changing = portsWithEndpointChanges(natBefore, natAfter, ownBefore.get('nat'), ownAfter.get('nat'));
+  const epBefore = endpointsOf(natBefore, ownBefore.get('nat'), changing);
+  const epAfter = endpointsOf(natAfter, ownAfter.get('nat'), changing);
   addEndpointChanges(epBefore, epAfter, (port) => portChange(ports, port));
 
   const servicePorts = sortServicePorts(ports.values());

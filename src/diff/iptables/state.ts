@@ -174,6 +174,11 @@ export class TextChain implements ChainState {
     private readonly firstLine: number,
   ) {}
 
+  /** Made from kpc's own ruleset (its text is kpc's output), not read from a file. */
+  get built(): boolean {
+    return this.firstLine === 0;
+  }
+
   get rules(): RuleState[] {
     if (this.made === undefined) {
       const prefix = `-A ${this.name} `.length;

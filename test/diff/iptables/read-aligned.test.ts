@@ -21,7 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ByteWindow } from '../../../src/diff/byte-window.js';
-import { readChangedChains } from '../../../src/diff/iptables/aligned.js';
+import { readChangedChains, wholeStates } from '../../../src/diff/iptables/aligned.js';
+import { diffStates, renderReport, reportJSON } from '../../../src/diff/iptables/report.js';
+import { referenceDiff } from './report-reference.js';
 import { renderDelta } from '../../../src/diff/iptables/delta.js';
 import { readKpcLayout, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../../../src/diff/iptables/state.js';
 import { gatherRuleset, renderRulesetText } from '../../../src/lang/iptables/print.js';
@@ -96,6 +98,21 @@ function check(previous: string, next: string, label: string, window?: number): 
   }
   const want = renderDelta(before, after, { full: false });
   expect(renderDelta(fast.before, fast.after, { full: false }), `${label}: delta`).toBe(want);
+  // kpc diff's report: the whole states, the previous one made from the new one and the
+  // differing chains (what `kpc diff` does with kpc's printed form), against both read whole.
+  // Each against the report by its definition (report-reference.ts), on fresh states.
+  const reportOf = (diff: typeof diffStates, b: IptablesState, a: IptablesState): string => {
+    try {
+      const r = diff(b, a);
+      return `${reportJSON(r)}\n${renderReport(r)}`;
+    } catch (e) {
+      return `error: ${(e as Error).message}`;
+    }
+  };
+  const wantReport = reportOf(referenceDiff, readState(previous, new RuleFacts('IPv4')), stateOfRuleset(rs, new RuleFacts('IPv4')));
+  const whole = wholeStates(fast, stateOfRuleset(rs, facts));
+  expect(reportOf(diffStates, whole.before, whole.after), `${label}: diff report`).toBe(wantReport);
+  expect(reportOf(diffStates, before, after), `${label}: diff report of the states read whole`).toBe(wantReport);
   return true;
 }
 
@@ -104,6 +121,22 @@ const outputs = loadGoldenCases()
   .map((c) => ({ name: c.name, text: c.expectedOut! }))
   // Whole outputs in kpc's printed order (deltas and other layouts are previous texts below).
   .filter((o) => renderRulesetText(rulesetOf(o.text)) === o.text);
+
+/** `text` with the first SVC chain's first jump to an endpoint chain sent to another port's endpoint chain instead. */
+function crossJump(text: string): string {
+  const jumps = [...text.matchAll(/^-A (KUBE-SVC-\S+) (.*)-j (KUBE-SEP-\S+)$/gm)];
+  const other = jumps.find((j) => j[1] !== jumps[0]![1]);
+  if (other === undefined) throw new Error('crossJump: the text has one SVC chain');
+  return text.replace(jumps[0]![0], `-A ${jumps[0]![1]} ${jumps[0]![2]}-j ${other[3]}`);
+}
+
+/** `text` with the first commented KUBE-SERVICES jump's comment naming the next such rule's port. */
+function otherPortComment(text: string): string {
+  const rules = [...text.matchAll(/^-A KUBE-SERVICES -m comment --comment "?([^ "]+)(.*)$/gm)];
+  const other = rules.find((r) => r[1] !== rules[0]![1]);
+  if (other === undefined) throw new Error('otherPortComment: one port only');
+  return text.replace(rules[0]![0], rules[0]![0].replace(rules[0]![1]!, other[1]!));
+}
 
 describe('readChangedChains', () => {
   it(`reads every pair of iptables golden outputs (${outputs.length}²) as the slow path does`, () => {
@@ -118,7 +151,9 @@ describe('readChangedChains', () => {
   // way the result must be the slow path's (check), and those outside must not be read here.
   const base = outputs.find((o) => o.text.includes(':KUBE-SEP-') && o.text.includes('-A KUBE-SVC-'))!.text;
   const firstSep = /^-A (KUBE-SEP-\S+) .*$/m.exec(base)!;
-  const mutations: Array<[string, string, 'outside' | 'either']> = [
+  // A text with several Service ports, for the changes that move chains between ports.
+  const multi = outputs.find((o) => (o.text.match(/^-A KUBE-SVC-\S+ .*-j KUBE-SEP-/gm)?.length ?? 0) >= 4 && new Set(o.text.match(/^:KUBE-SVC-\S+/gm)).size >= 2)!.text;
+  const mutations: Array<[string, string, 'outside' | 'either', string?]> = [
     ['a non-ASCII character in a rule', base.replace(firstSep[0], `${firstSep[0]} -m comment --comment "é"`), 'outside'],
     ['a trailing space', base.replace(firstSep[0], `${firstSep[0]} `), 'outside'],
     ['a leading space', base.replace(firstSep[0], ` ${firstSep[0]}`), 'outside'],
@@ -145,16 +180,21 @@ describe('readChangedChains', () => {
     ['a stale per-service chain with rules', base.replace(/^(\*nat\n)/m, '$1').replace(`:${firstSep[1]} - [0:0]`, `:${firstSep[1]} - [0:0]\n:KUBE-SEP-ZZZZZZZZZZZZZZZZ - [0:0]`).replace(/\nCOMMIT\n$/, '\n-A KUBE-SEP-ZZZZZZZZZZZZZZZZ -j ACCEPT\nCOMMIT\n'), 'either'],
     ['a rule changed in place', base.replace(firstSep[0], firstSep[0].replace('-j ', '-m mark --mark 0x1 -j ')), 'either'],
     ['a rule that does not parse', base.replace(firstSep[0], `${firstSep[0]} --no-such-option`), 'either'],
+    // Jumps and comments that move chains between Service ports (the diff report's owners).
+    ['a jump to another port\'s endpoint chain', crossJump(multi), 'either', multi],
+    ['a top-level rule naming another port', otherPortComment(multi), 'either', multi],
+    ['a top-level jump removed', multi.replace(/^-A KUBE-SERVICES .*-j KUBE-SVC-\S+\n/m, ''), 'either', multi],
+    ['an endpoint chain jumped to twice', multi.replace(/^(-A KUBE-SVC-\S+ .*-j (KUBE-SEP-\S+))$/m, '$1\n$1'), 'either', multi],
   ];
-  for (const [what, previous, where] of mutations) {
+  for (const [what, previous, where, next = base] of mutations) {
     it(`a previous text with ${what}: the slow path's result${where === 'outside' ? ', left to it' : ''}`, () => {
-      expect(previous).not.toBe(base);
+      expect(previous).not.toBe(next);
       let read: boolean;
       try {
-        read = check(previous, base, what);
+        read = check(previous, next, what);
       } catch (e) {
         // A delta that fails (a rule that does not parse) must fail alike on the slow path.
-        expect(() => renderDelta(readState(previous, new RuleFacts('IPv4')), stateOfRuleset(rulesetOf(base), new RuleFacts('IPv4')), { full: false })).toThrow((e as Error).message);
+        expect(() => renderDelta(readState(previous, new RuleFacts('IPv4')), stateOfRuleset(rulesetOf(next), new RuleFacts('IPv4')), { full: false })).toThrow((e as Error).message);
         read = true;
       }
       if (where === 'outside') expect(read).toBe(false);
@@ -166,9 +206,9 @@ describe('readChangedChains', () => {
       const b = outputs[(k + 1) % outputs.length]!;
       for (const window of [1, 7, 64, 1000]) expect(check(a.text, b.text, `${a.name} → ${b.name}, window ${window}`, window)).toBe(true);
     }
-    for (const [what, previous] of mutations) {
-      const whole = (() => { try { return check(previous, base, what); } catch (e) { return (e as Error).message; } })();
-      const windowed = (() => { try { return check(previous, base, what, 5); } catch (e) { return (e as Error).message; } })();
+    for (const [what, previous, , next = base] of mutations) {
+      const whole = (() => { try { return check(previous, next, what); } catch (e) { return (e as Error).message; } })();
+      const windowed = (() => { try { return check(previous, next, what, 5); } catch (e) { return (e as Error).message; } })();
       expect(windowed, what).toBe(whole);
     }
   }, 60_000);
