@@ -44,9 +44,11 @@ function myers(a: readonly string[], b: readonly string[], maxEdits: number): Ed
   const max = Math.min(n + m, maxEdits);
   const offset = max + 1;
   const v = new Int32Array(2 * max + 3);
+  // Before step d only the diagonals -d..d have been reached: each step keeps those (a copy of
+  // the whole array per step was 5.6 MB at each of a few dozen steps for two 780,000-line texts).
   const trace: Int32Array[] = [];
   for (let d = 0; d <= max; d++) {
-    trace.push(v.slice());
+    trace.push(v.slice(offset - d - 1, offset + d + 2));
     for (let k = -d; k <= d; k += 2) {
       let x: number;
       if (k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)) x = v[offset + k + 1]!;
@@ -57,21 +59,23 @@ function myers(a: readonly string[], b: readonly string[], maxEdits: number): Ed
         y++;
       }
       v[offset + k] = x;
-      if (x >= n && y >= m) return backtrack(trace, offset, n, m, d);
+      if (x >= n && y >= m) return backtrack(trace, n, m, d);
     }
   }
   return undefined;
 }
 
-function backtrack(trace: Int32Array[], offset: number, n: number, m: number, dFinal: number): Edit[] {
+function backtrack(trace: Int32Array[], n: number, m: number, dFinal: number): Edit[] {
   const edits: Edit[] = [];
   let x = n;
   let y = m;
   for (let d = dFinal; d > 0; d--) {
+    // trace[d] holds diagonals -d-1..d+1 from index 0: diagonal j at index j + d + 1.
     const v = trace[d]!;
+    const at = d + 1;
     const k = x - y;
-    const prevK = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? k + 1 : k - 1;
-    const prevX = v[offset + prevK]!;
+    const prevK = k === -d || (k !== d && v[at + k - 1]! < v[at + k + 1]!) ? k + 1 : k - 1;
+    const prevX = v[at + prevK]!;
     const prevY = prevX - prevK;
     while (x > prevX && y > prevY) edits.push({ op: 'keep', oldIndex: --x, newIndex: --y });
     if (x === prevX) edits.push({ op: 'insert', newIndex: --y });
