@@ -28,15 +28,35 @@ interface Options {
   quiet: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
+const USAGE = [
+  'usage: node dist/bench/watch.js [--services N] [--events N] [--mode iptables|ipvs|nftables] [--seed N] [--quiet]',
+  'Starts kpc watch on a generated cluster (default 20,000 Services) and feeds it N single-object',
+  'changes (default 500) one at a time; prints per-event latency quantiles and RSS as JSON.',
+].join('\n');
+
+/** The options, or undefined when only the usage is asked for; a flag it does not know, or a bad value, is an error. */
+function parseArgs(argv: string[]): Options | undefined {
+  if (argv.includes('--help') || argv.includes('-h')) return undefined;
   const o: Options = { services: 20000, events: 500, mode: 'iptables', seed: 1, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const v = () => argv[++i]!;
-    if (a === '--services') o.services = Number(v());
-    else if (a === '--events') o.events = Number(v());
-    else if (a === '--mode') o.mode = v() as Options['mode'];
-    else if (a === '--seed') o.seed = Number(v());
+    const v = (): string => {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${a} needs a value`);
+      return value;
+    };
+    const count = (): number => {
+      const n = Number(v());
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${a} takes a whole number above 0`);
+      return n;
+    };
+    if (a === '--services') o.services = count();
+    else if (a === '--events') o.events = count();
+    else if (a === '--mode') {
+      const mode = v();
+      if (mode !== 'iptables' && mode !== 'ipvs' && mode !== 'nftables') throw new Error(`--mode takes iptables, ipvs or nftables, not ${mode}`);
+      o.mode = mode;
+    } else if (a === '--seed') o.seed = count();
     else if (a === '--quiet') o.quiet = true;
     else throw new Error(`unknown argument ${a}`);
   }
@@ -57,8 +77,19 @@ function quantile(sorted: number[], q: number): number {
 
 const MB = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
 
-async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+async function main(): Promise<number> {
+  let parsed: Options | undefined;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === undefined) {
+    console.log(USAGE);
+    return 0;
+  }
+  const o = parsed;
   const dir = mkdtempSync(join(tmpdir(), 'kpc-watch-bench-'));
   try {
     const objects = generateCluster({ services: o.services, seed: o.seed }) as Obj[];
@@ -180,6 +211,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return 0;
 }
 
-await main();
+process.exitCode = await main();
