@@ -4,10 +4,12 @@
  * kpc link to a new bundle, and so on. Every look must see one of those states; none may refuse
  * what DIR no longer names.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { inspect, MANIFEST, renderManifest } from '../../src/cli/write/bundle.js';
 
@@ -83,4 +85,25 @@ it('a directory kpc did not write is refused when it stays', () => {
   mkdirSync(out);
   writeFileSync(join(out, 'notes.txt'), 'a node operator\'s notes\n');
   expect(() => inspect(out, dir!, 'out', NAMES, { kind: 'full', legacy: LEGACY })).toThrow(/is a directory kpc did not write \(it has no \.kpc-bundle manifest\)/);
+});
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const asRoot = process.getuid?.() === 0 && spawnSync('unshare', ['--version']).status === 0;
+
+it.skipIf(!asRoot)('without /proc (a mount namespace that hides it): an older kpc\'s directory is migrated, a foreign one refused', () => {
+  dir = mkdtempSync(join(tmpdir(), 'kpc-bundle-'));
+  const out = join(dir, 'out');
+  bundleFiles(out, false);
+  const foreign = join(dir, 'foreign');
+  mkdirSync(foreign);
+  writeFileSync(join(foreign, 'notes.txt'), 'mine\n');
+  const kpc = (target: string) => `node bin/kpc.js compile --proxy-mode ipvs -f fixtures/examples/quickstart/ --cluster-cidr 10.244.0.0/16 -o ${target}; echo "exit $?"`;
+  // /proc is unmounted in a private mount namespace only: the test's own stays.
+  const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', `umount -l /proc && test ! -e /proc/self && ${kpc(out)} && ${kpc(foreign)}`], { cwd: ROOT, encoding: 'utf8' });
+  expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['exit 0', 'exit 2']);
+  expect(r.stderr).toMatch(/foreign is a directory kpc did not write/);
+  expect(lstatSync(out).isSymbolicLink()).toBe(true);
+  expect(existsSync(join(dir, readlinkSync(out), MANIFEST))).toBe(true);
+  expect(existsSync(join(foreign, 'notes.txt'))).toBe(true);
+  expect(existsSync('/proc/self')).toBe(true);
 });

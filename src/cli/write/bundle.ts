@@ -48,7 +48,7 @@
  * pid namespaces sharing the file system are not told apart and must not write the same DIR.
  */
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, statSync, symlinkSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KpcError } from '../../errors.js';
 import { failingAs, WriteFailure } from './errors.js';
@@ -340,17 +340,29 @@ function inspectOnce(display: string, parent: string, name: string, names: reado
   throw outputError(`-o ${display}: ${path} is not a directory; ipvs mode writes a bundle directory there (without -o it prints apply.sh with the parts inline)`);
 }
 
+/** Where an open directory can be read by a path of its own: Linux's /proc; elsewhere none. */
+const FD_DIR = ((): string | undefined => {
+  try {
+    return statSync('/proc/self/fd').isDirectory() ? '/proc/self/fd' : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
 /**
  * `look` at the directory `path` named when `seen` was taken of it, held open and read through
  * /proc/self/fd: another writer renaming it away, or renaming another directory to its name,
  * mid-look cannot make one look read two directories. ENOENT when it is no longer there.
+ * Without /proc (macOS, a container that hides it) it is read by its name: a refusal is still
+ * reported only if DIR names the same directory afterwards (refuse).
  */
 function pinned<T>(path: string, seen: Stats, look: (at: string) => T): T {
+  if (FD_DIR === undefined) return look(path);
   const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
     const now = fstatSync(fd);
     if (now.dev !== seen.dev || now.ino !== seen.ino) throw Object.assign(new Error(`${path} changed`), { code: 'ENOENT' });
-    return look(`/proc/self/fd/${fd}`);
+    return look(`${FD_DIR}/${fd}`);
   } finally {
     closeSync(fd);
   }
