@@ -44,8 +44,9 @@ function myers(a: readonly string[], b: readonly string[], maxEdits: number): Ed
   const max = Math.min(n + m, maxEdits);
   const offset = max + 1;
   const v = new Int32Array(2 * max + 3);
-  // Before step d only the diagonals -d..d have been reached: each step keeps those (a copy of
-  // the whole array per step was 5.6 MB at each of a few dozen steps for two 780,000-line texts).
+  // Step d's backtrack reads only diagonals -d-1..d+1 of the array as it was before the step:
+  // each step keeps those (a copy of the whole array per step was 5.6 MB at each of a few dozen
+  // steps for two 780,000-line texts).
   const trace: Int32Array[] = [];
   for (let d = 0; d <= max; d++) {
     trace.push(v.slice(offset - d - 1, offset + d + 2));
