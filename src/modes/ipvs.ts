@@ -22,7 +22,9 @@ import {
   diffIpvsStates,
   ipvsReportJSON,
   readBundleTexts,
+  readChangedStates,
   readNodeState,
+  readNodeStateBeside,
   renderDeltaScript,
   renderIpvsReport,
   unchangedIpvsDelta,
@@ -97,18 +99,23 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * The previous state, read (and checked) when first needed. A state is what its four texts
    * say, so when the new bundle's texts are the previous ones (kpc's own output of the same
    * input: nothing changed) the previous state is the new one, and neither is read (at 20,000
-   * Services, 780,000 iptables rules and 250,000 set entries). When they differ, it is read
-   * before the delta or report is made, so a bad previous bundle is still reported before
-   * anything is written.
+   * Services, 300,000 ipvsadm lines and 55,000 set entries). When they differ, only what
+   * differs is read where that is enough (a delta: node-state.ts readChangedStates), else the
+   * new state whole and the previous one beside it (a report, a --full delta:
+   * readNodeStateBeside). Either way the previous parts that differ are read before the delta
+   * or report is made, so a bad previous bundle is still reported before anything is written.
    */
   let prev: IpvsNodeState | undefined;
   const previousState = (): IpvsNodeState => (prev ??= previousProblem(option, () => readNodeState(texts, ir.family, facts, path)));
-  /** The new bundle, and its state read back through the same readers (unless its texts are the previous ones). */
-  const newBundle = (synced: IpvsState, standalone: boolean): { same: true; addresses: string } | { same: false; state: IpvsNodeState; addresses: string } => {
-    const bundle = emitIpvs(ir, { standalone }, synced);
-    if (sameTexts(bundle, texts)) return { same: true, addresses: bundle.addresses };
-    previousState();
-    return { same: false, state: readNodeState(bundle, ir.family, facts, 'kpc'), addresses: bundle.addresses };
+  /** Both states whole: the new bundle's read back through the same readers, the previous one beside it. */
+  const wholeStates = (bundle: IpvsBundle): { before: IpvsNodeState; after: IpvsNodeState } => {
+    if (sameTexts(bundle, texts)) {
+      const state = previousState();
+      return { before: state, after: state };
+    }
+    const after = readNodeState(bundle, ir.family, facts, 'kpc');
+    prev ??= previousProblem(option, () => readNodeStateBeside(texts, { bundle, state: after }, facts, path));
+    return { before: prev, after };
   };
   return {
     // Asked only when the new input has no Service ports (a delta removing them all is refused).
@@ -117,14 +124,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     },
     delta(options: DeltaOptions): Emitted {
       const synced = syncIpvs(ir);
-      const policy = options.removedRealServers ?? 'quiesce';
-      const next = newBundle(synced, false);
+      const settings = { full: options.full, removedRealServers: options.removedRealServers ?? 'quiesce', excludeCIDRs: ir.knobs.ipvs.excludeCIDRs };
+      const bundle = emitIpvs(ir, { standalone: false }, synced);
       let delta: IpvsDelta;
-      if (next.same && !options.full) delta = unchangedIpvsDelta(next.addresses);
+      if (!options.full && sameTexts(bundle, texts)) delta = unchangedIpvsDelta(bundle.addresses);
       else {
-        const before = previousState();
-        const after = next.same ? before : next.state;
-        delta = previousProblem(`${option} ${path}`, () => computeIpvsDelta(before, after, next.addresses, { full: options.full, removedRealServers: policy, excludeCIDRs: ir.knobs.ipvs.excludeCIDRs }));
+        const { before, after } = options.full ? wholeStates(bundle) : previousProblem(option, () => readChangedStates(texts, bundle, ir.family, facts, path));
+        delta = previousProblem(`${option} ${path}`, () => computeIpvsDelta(before, after, bundle.addresses, settings));
       }
       const script = (inline: boolean) => ipvsDeltaScript(delta, ir.family, options, inline);
       return {
@@ -146,11 +152,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     },
     diff(options: EmitOptions) {
       const synced = syncIpvs(ir);
-      const next = newBundle(synced, options.standalone);
+      const bundle = emitIpvs(ir, { standalone: options.standalone }, synced);
       // The same texts: a state against itself, no differences.
-      const report: IpvsDiffReport = next.same
-        ? { changed: false, groups: [] }
-        : previousProblem(`${option} ${path}`, () => diffIpvsStates(previousState(), next.state, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
+      let report: IpvsDiffReport = { changed: false, groups: [] };
+      if (!sameTexts(bundle, texts)) {
+        const { before, after } = wholeStates(bundle);
+        report = previousProblem(`${option} ${path}`, () => diffIpvsStates(before, after, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
+      }
       return { changed: report.changed, text: (paint) => renderIpvsReport(report, paint), json: () => ipvsReportJSON(report) };
     },
   };

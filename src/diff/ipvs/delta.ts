@@ -108,7 +108,9 @@ function ipvsDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDeltaO
   const t = next.ipvs.timeouts;
   if (t !== undefined && (options.full || t !== prev.ipvs.timeouts)) lines.push(`--set ${t}`);
   const deletes: string[] = [];
-  for (const vs of [...next.ipvs.virtualServers.values()].sort(compareVirtualServers)) {
+  // A server that is the same object on both sides (read beside the new one: node-state.ts) has nothing to change.
+  const servers = [...next.ipvs.virtualServers.values()].filter((vs) => options.full || prev.ipvs.virtualServers.get(vs.key) !== vs);
+  for (const vs of servers.sort(compareVirtualServers)) {
     const old = prev.ipvs.virtualServers.get(vs.key);
     if (!old) {
       lines.push(`-A ${vs.args}${serviceOptions(vs)}`);
@@ -151,6 +153,7 @@ function ipsetDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDelta
     const want = next.sets.get(name);
     if (!want) continue;
     const have = prev.sets.get(name);
+    if (have === want && !options.full) continue;
     if (have && (have.type !== want.type || have.family !== want.family)) {
       throw deltaError(
         `ipset ${name} exists as ${have.type}${have.family ? ` family ${have.family}` : ''}, kube-proxy's is ${want.type}${want.family ? ` family ${want.family}` : ''}: ` +

@@ -120,8 +120,9 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
   const group = (name: string) => groups.get(name) ?? groups.set(name, emptyGroup(name)).get(name)!;
   const ownerOfKey = (key: string): string => attribution.virtualServers.get(key) ?? (prev.ipvs.virtualServers.has(key) ? 'gone' : 'node');
 
-  // Virtual and real servers.
-  for (const vs of [...next.ipvs.virtualServers.values()].sort(compareVirtualServers)) {
+  // Virtual and real servers (one that is the same object on both sides has not changed: node-state.ts).
+  const servers = [...next.ipvs.virtualServers.values()].filter((vs) => prev.ipvs.virtualServers.get(vs.key) !== vs);
+  for (const vs of servers.sort(compareVirtualServers)) {
     const g = group(ownerOfKey(vs.key));
     const old = prev.ipvs.virtualServers.get(vs.key);
     if (!old) {
@@ -139,8 +140,8 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
       if (!vs.realServers.has(was.address)) g.realServersRemoved.push({ virtualServer: vs.key, realServer: was.address });
     }
   }
-  for (const vs of [...prev.ipvs.virtualServers.values()].sort(compareVirtualServers)) {
-    if (next.ipvs.virtualServers.has(vs.key) || !ownedVirtualServer(vs, next.family, excludeCIDRs)) continue;
+  const gone = [...prev.ipvs.virtualServers.values()].filter((vs) => !next.ipvs.virtualServers.has(vs.key) && ownedVirtualServer(vs, next.family, excludeCIDRs));
+  for (const vs of gone.sort(compareVirtualServers)) {
     const g = group('gone');
     g.virtualServersRemoved.push(vs.key);
     for (const rs of [...vs.realServers.values()].sort(compareAddresses)) g.realServersRemoved.push({ virtualServer: vs.key, realServer: rs.address });
@@ -185,7 +186,7 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
     const name = setName(info.key, next.family);
     const want = next.sets.get(name);
     const have = prev.sets.get(name);
-    if (!want) continue;
+    if (!want || have === want) continue;
     if (!have) group('node').setsAdded.push(name);
     for (const [key, text] of [...want.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (!have?.entries.has(key)) group(ownerOfEntry(info.key, key)).setEntriesAdded.push({ set: name, entry: text });
