@@ -100,14 +100,15 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * say, so when the new bundle's texts are the previous ones (kpc's own output of the same
    * input: nothing changed) the previous state is the new one, and neither is read (at 20,000
    * Services, 300,000 ipvsadm lines and 55,000 set entries). When they differ, only what
-   * differs is read where that is enough (a delta: node-state.ts readChangedStates), else the
-   * new state whole and the previous one beside it (a report, a --full delta:
-   * readNodeStateBeside). Either way the previous parts that differ are read before the delta
-   * or report is made, so a bad previous bundle is still reported before anything is written.
+   * differs is read (node-state.ts readChangedStates), and both states whole (the previous one
+   * beside the new one: readNodeStateBeside) only for a --full delta or the one lookup of the
+   * report that needs them. Either way the previous parts that differ are read before the
+   * delta or report is made, so a bad previous bundle is still reported before anything is
+   * written.
    */
   let prev: IpvsNodeState | undefined;
   const previousState = (): IpvsNodeState => (prev ??= previousProblem(option, () => readNodeState(texts, ir.family, facts, path)));
-  /** Both states whole: the new bundle's read back through the same readers, the previous one beside it. */
+  /** Both states whole: the new bundle's read back through the same readers, the previous one beside it (read once). */
   const wholeStates = (bundle: IpvsBundle): { before: IpvsNodeState; after: IpvsNodeState } => {
     if (sameTexts(bundle, texts)) {
       const state = previousState();
@@ -156,8 +157,9 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       // The same texts: a state against itself, no differences.
       let report: IpvsDiffReport = { changed: false, groups: [] };
       if (!sameTexts(bundle, texts)) {
-        const { before, after } = wholeStates(bundle);
-        report = previousProblem(`${option} ${path}`, () => diffIpvsStates(before, after, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs));
+        const { before, after } = previousProblem(option, () => readChangedStates(texts, bundle, ir.family, facts, path));
+        const wholePrevious = () => wholeStates(bundle).before.ipvs;
+        report = previousProblem(`${option} ${path}`, () => diffIpvsStates(before, after, attributionOf(ir, synced), ir.knobs.ipvs.excludeCIDRs, wholePrevious));
       }
       return { changed: report.changed, text: (paint) => renderIpvsReport(report, paint), json: () => ipvsReportJSON(report) };
     },

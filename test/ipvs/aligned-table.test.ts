@@ -10,6 +10,8 @@
  *     previous bundle: equal parts, virtual servers in the same order, the same error when it
  *     has one; and kpc diff's report of it (which skips what is the same object on both
  *     sides) is the report of the whole one;
+ *   - the report of readChangedStates' states (given the whole previous table for the one
+ *     lookup that needs it) is the report of the whole states;
  *   - readChangedStates (only what differs, on both sides) gives computeIpvsDelta's delta of
  *     the whole states, byte for byte, under both removed-real-server policies, and the same
  *     error as readNodeState for a bad previous bundle.
@@ -33,6 +35,7 @@ const SLOW = { timeout: 300_000 };
 import { readIpvsTable, type IpvsTable } from '../../src/lang/ipvs/ipvs-table.js';
 import { readChangedTables, readPreviousTable } from '../../src/diff/ipvs/aligned-table.js';
 import { computeIpvsDelta, diffIpvsStates, readChangedStates, readNodeState, readNodeStateBeside, type IpvsNodeState } from '../../src/diff/ipvs/index.js';
+import type { Attribution } from '../../src/diff/ipvs/report.js';
 import { RuleFacts } from '../../src/diff/iptables/state.js';
 import type { IpvsBundle } from '../../src/emit/ipvs/bundle.js';
 import type { IPFamily } from '../../src/net/ip.js';
@@ -278,8 +281,15 @@ function previousOf(next: IpvsBundle, rnd: () => number): IpvsBundle {
   return { ipvsRules, ipsetRules: maybe(next.ipsetRules, 0.3), iptablesRules: maybe(next.iptablesRules, 0.1), addresses: maybe(next.addresses, 0.2) };
 }
 
-/** No Service port owns anything: the report's groups are `gone` and `node`, its changes all there. */
-const NO_ATTRIBUTION = { virtualServers: new Map(), nodePorts: new Map(), loopBack: new Map(), healthChecks: new Map() };
+/**
+ * An attribution as attributionOf gives one: every server of the new state has an owner (here
+ * one of its own name), no KUBE-LOOP-BACK entry is owned (so every one removed goes through the
+ * lookup in the whole previous table).
+ */
+function attributionFor(next: IpvsNodeState): Attribution {
+  const virtualServers = new Map([...next.ipvs.virtualServers.keys()].map((k) => [k, `owner/${k}`]));
+  return { virtualServers, nodePorts: new Map(), loopBack: new Map(), healthChecks: new Map() };
+}
 
 function stateView(s: IpvsNodeState) {
   const iptables = [...s.iptables].map(([table, chains]) => [table, [...chains.values()].map((c) => [c.name, c.builtin, c.rules.map((r) => [r.spec, r.line])])]);
@@ -312,9 +322,10 @@ describe('previous bundles read beside the new one', () => {
     expect(shared).toBeGreaterThan(aligned);
   });
 
-  it('readNodeStateBeside is readNodeState of the previous bundle; readChangedStates gives the same deltas', SLOW, () => {
+  it('readNodeStateBeside is readNodeState of the previous bundle; readChangedStates gives the same deltas and reports', SLOW, () => {
     let changedRead = 0;
     let total = 0;
+    let lookups = 0;
     for (const g of all) {
       const facts = new RuleFacts(g.family);
       const nextState = readNodeState(g.bundle, g.family, facts, 'kpc');
@@ -326,9 +337,10 @@ describe('previous bundles read beside the new one', () => {
         const wholeView = 'value' in whole ? { value: stateView(whole.value) } : whole;
         expect({ name: g.name, seed, got: 'value' in beside ? { value: stateView(beside.value) } : beside }).toEqual({ name: g.name, seed, got: wholeView });
         // kpc diff's report skips the servers and sets that are the same object on both sides.
+        const attribution = attributionFor(nextState);
+        const report = 'value' in whole ? outcome(() => diffIpvsStates(whole.value, nextState, attribution)) : undefined;
         if ('value' in whole && 'value' in beside) {
-          const report = (before: IpvsNodeState) => outcome(() => diffIpvsStates(before, nextState, NO_ATTRIBUTION));
-          expect({ name: g.name, seed, report: report(beside.value) }).toEqual({ name: g.name, seed, report: report(whole.value) });
+          expect({ name: g.name, seed, report: outcome(() => diffIpvsStates(beside.value, nextState, attribution)) }).toEqual({ name: g.name, seed, report });
         }
 
         const changed = outcome(() => readChangedStates(prev, g.bundle, g.family, facts, 'prev'));
@@ -339,6 +351,12 @@ describe('previous bundles read beside the new one', () => {
         }
         if (!('value' in changed)) throw new Error(`${g.name} seed ${seed}: ${changed.error}`);
         if (readChangedTables(prev.ipvsRules, g.bundle.ipvsRules) !== undefined) changedRead++;
+        // and the report of only what differs, the whole previous table given for its one lookup
+        let looked = false;
+        const wholePrevious = () => ((looked = true), whole.value.ipvs);
+        const partial = outcome(() => diffIpvsStates(changed.value.before, changed.value.after, attribution, [], wholePrevious));
+        expect({ name: g.name, seed, report: partial }).toEqual({ name: g.name, seed, report });
+        if (looked) lookups++;
         for (const removedRealServers of ['quiesce', 'delete'] as const) {
           const options = { full: false, removedRealServers };
           const want = outcome(() => computeIpvsDelta(whole.value, nextState, g.bundle.addresses, options));
@@ -348,6 +366,8 @@ describe('previous bundles read beside the new one', () => {
       }
     }
     expect(changedRead).toBeGreaterThan(total / 3);
+    // Removed KUBE-LOOP-BACK entries happen (set lines removed or changed): the lookup is exercised.
+    expect(lookups).toBeGreaterThan(10);
   });
 
   // kpc's text never has a block that touches another server; a text that does is read whole.

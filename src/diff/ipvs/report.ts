@@ -22,7 +22,7 @@ import { virtualServerKey } from '../../emit/ipvs/state.js';
 import { ruleEditScript, sameRules, type ChainState } from '../iptables/state.js';
 import { isIpvsModeChain } from './chains.js';
 import { legacySetNames, ownedVirtualServer } from './delta.js';
-import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from '../../lang/ipvs/ipvs-table.js';
+import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsTable, type IpvsVirtualServer } from '../../lang/ipvs/ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
 import type { Paint } from '../port-report.js';
 import { NO_PAINT } from '../port-report.js';
@@ -115,7 +115,20 @@ const NODE_PORT_SET_PROTOCOL: Partial<Record<SetKey, string>> = {
   'KUBE-NODE-PORT-LOCAL-UDP': 'UDP',
 };
 
-export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribution: Attribution, excludeCIDRs: readonly string[] = []): IpvsDiffReport {
+/**
+ * The report from `prev` to `next`. The two may hold only what differs (node-state.ts
+ * readChangedStates): everything here but one lookup looks only at what differs or at what
+ * `attribution` (every server of the new state) answers. That lookup, which server held a
+ * KUBE-LOOP-BACK entry that no Service port of the input has now, needs the whole previous
+ * table: `wholePrevious` gives it, read only when such an entry is removed.
+ */
+export function diffIpvsStates(
+  prev: IpvsNodeState,
+  next: IpvsNodeState,
+  attribution: Attribution,
+  excludeCIDRs: readonly string[] = [],
+  wholePrevious: () => IpvsTable = () => prev.ipvs,
+): IpvsDiffReport {
   const groups = new Map<string, IpvsGroupChange>();
   const group = (name: string) => groups.get(name) ?? groups.set(name, emptyGroup(name)).get(name)!;
   const ownerOfKey = (key: string): string => attribution.virtualServers.get(key) ?? (prev.ipvs.virtualServers.has(key) ? 'gone' : 'node');
@@ -154,7 +167,7 @@ export function diffIpvsStates(prev: IpvsNodeState, next: IpvsNodeState, attribu
   const vsOfRealServer = (protocol: string, rs: string): string | undefined => {
     if (!prevByRealServer) {
       prevByRealServer = new Map();
-      for (const v of prev.ipvs.virtualServers.values()) for (const r of v.realServers.keys()) if (!prevByRealServer.has(`${v.protocol}/${r}`)) prevByRealServer.set(`${v.protocol}/${r}`, v.key);
+      for (const v of wholePrevious().virtualServers.values()) for (const r of v.realServers.keys()) if (!prevByRealServer.has(`${v.protocol}/${r}`)) prevByRealServer.set(`${v.protocol}/${r}`, v.key);
     }
     return prevByRealServer.get(`${protocol}/${rs}`);
   };
