@@ -168,6 +168,8 @@ export function nftDelta(before: NftState, after: NftState, afterFull: NftTransa
   for (const [name, s] of after.sets) {
     if (isDynamicSet(s)) continue;
     const prev = redeclared.has(name) ? undefined : before.sets.get(name);
+    // One set in both states (read beside the new one): no element to add, change or delete.
+    if (prev === s && !full) continue;
     for (const el of s.elements.values()) {
       const was = prev?.elements.get(el.key);
       if (was && sameElement(was, el) && !full) continue;

@@ -17,7 +17,7 @@
  */
 
 import { editScript } from '../sequence.js';
-import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement } from '../../lang/nftables/index.js';
+import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement, type StateSet } from '../../lang/nftables/index.js';
 import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 
 export interface ElementRef {
@@ -60,8 +60,67 @@ function verdictChain(value: string): string | undefined {
   return m?.[1];
 }
 
+/**
+ * What is worked out of a chain or set once, however many states hold it (a previous state
+ * read beside the new one shares its equal objects with it: diff/nftables/aligned.ts).
+ */
+const chainEndpoints = new WeakMap<StateChain, ChainEndpoint[]>();
+
+interface ChainEndpoint {
+  /** `IP:PORT`, `[IPv6]:PORT`. */
+  endpoint: string;
+  /** `IP . PORT`, as a hairpin element's key words 0 and 3 name it. */
+  key: string | undefined;
+}
+const chainTargets = new WeakMap<StateChain, string[]>();
+
 /** Endpoints (`IP:PORT`, `[IPv6]:PORT`) a chain's rules DNAT to. */
-function endpointsOfChain(c: StateChain): string[] {
+function endpointsOfChain(c: StateChain): ChainEndpoint[] {
+  let out = chainEndpoints.get(c);
+  if (!out) {
+    out = readEndpoints(c).map((endpoint) => {
+      const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
+      return { endpoint, key: m ? `${m[1]} . ${m[2]}` : undefined };
+    });
+    chainEndpoints.set(c, out);
+  }
+  return out;
+}
+
+/** The chains a chain's rules jump or go to, in order. */
+function targetsOfChain(c: StateChain): string[] {
+  let out = chainTargets.get(c);
+  if (!out) {
+    out = [];
+    for (const r of c.rules) {
+      const toks = ruleTokens(r.key);
+      for (let i = 0; i + 1 < toks.length; i++) if (toks[i] === 'goto' || toks[i] === 'jump') out.push(toks[i + 1]!);
+    }
+    chainTargets.set(c, out);
+  }
+  return out;
+}
+
+interface MapEntry {
+  el: StateElement;
+  /** The chain its verdict goes to. */
+  verdict: string | undefined;
+  /** Its key's words. */
+  words: string[];
+}
+const setEntries = new WeakMap<StateSet, MapEntry[]>();
+
+/** A map's elements with their verdict chains and key words. */
+function mapEntries(s: StateSet): MapEntry[] {
+  let out = setEntries.get(s);
+  if (!out) {
+    out = [...s.elements.values()].map((el) => ({ el, verdict: verdictChain(el.value), words: el.key.split(' . ') }));
+    setEntries.set(s, out);
+  }
+  return out;
+}
+
+function readEndpoints(c: StateChain): string[] {
   const out: string[] = [];
   const fmt = (ip: string, port: string) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
   for (const r of c.rules) {
@@ -114,23 +173,19 @@ class Ownership {
     const queue = [...this.chain.entries()];
     while (queue.length > 0) {
       const [name, port] = queue.pop()!;
-      for (const r of state.chains.get(name)?.rules ?? []) {
-        const toks = ruleTokens(r.key);
-        toks.forEach((t, i) => {
-          const target = toks[i + 1];
-          if ((t === 'goto' || t === 'jump') && target && state.chains.has(target) && !this.chain.has(target)) {
-            this.chain.set(target, port);
-            queue.push([target, port]);
-          }
-        });
+      const chain = state.chains.get(name);
+      for (const target of chain ? targetsOfChain(chain) : []) {
+        if (state.chains.has(target) && !this.chain.has(target)) {
+          this.chain.set(target, port);
+          queue.push([target, port]);
+        }
       }
     }
     for (const s of state.sets.values()) {
       if (s.kind !== 'map') continue;
-      for (const el of s.elements.values()) {
-        const port = this.ofValue(el);
+      for (const { el, verdict, words } of mapEntries(s)) {
+        const port = this.ofVerdict(el, verdict);
         if (!port) continue;
-        const words = el.key.split(' . ');
         if (words.length === 3) (this.byIP.get(words[0]!) ?? this.byIP.set(words[0]!, new Set()).get(words[0]!)!).add(port);
         if (words.length === 2 && (s.name === 'service-nodeports' || s.name === 'no-endpoint-nodeports')) this.byNodePort.set(el.key, port);
       }
@@ -138,16 +193,19 @@ class Ownership {
     for (const [name, c] of state.chains) {
       const port = this.chain.get(name);
       if (!port) continue;
-      for (const ep of endpointsOfChain(c)) {
-        (this.endpoints.get(port) ?? this.endpoints.set(port, new Set()).get(port)!).add(ep);
-        const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(ep);
-        if (m) this.byEndpoint.set(`${m[1]} . ${m[2]}`, port);
+      for (const { endpoint, key } of endpointsOfChain(c)) {
+        (this.endpoints.get(port) ?? this.endpoints.set(port, new Set()).get(port)!).add(endpoint);
+        if (key !== undefined) this.byEndpoint.set(key, port);
       }
     }
   }
 
   private ofValue(el: StateElement): string | undefined {
-    const chain = verdictChain(el.value);
+    return this.ofVerdict(el, verdictChain(el.value));
+  }
+
+  /** The port of a map element whose verdict goes to `chain`. */
+  private ofVerdict(el: StateElement, chain: string | undefined): string | undefined {
     if (chain && this.chain.has(chain)) return this.chain.get(chain);
     if (el.comment !== undefined && SPN.test(el.comment)) return el.comment;
     return undefined;
@@ -212,6 +270,8 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
   for (const name of [...new Set([...before.sets.keys(), ...after.sets.keys()])].sort()) {
     const prev = before.sets.get(name);
     const next = after.sets.get(name);
+    // One set in both states (read beside the new one): nothing changed in it.
+    if (prev === next) continue;
     const own = oa.set.get(name) ?? ob.set.get(name);
     if (!prev || !next) {
       // A per-endpoint affinity set appears or goes with its endpoint chain; a fixed map with its feature.

@@ -171,6 +171,8 @@ function sameBase(a: NftBaseChainSpec | undefined, b: NftBaseChainSpec | undefin
 
 /** Same rules (canonical forms and comments, in order). */
 export function sameRules(a: StateChain, b: StateChain): boolean {
+  // One chain in both states (a previous state read beside the new one: diff/nftables/aligned.ts).
+  if (a === b) return true;
   if (a.rules.length !== b.rules.length) return false;
   // Equal texts have equal keys (stateRule): the key is worked out only where the texts differ.
   return a.rules.every((r, i) => r.comment === b.rules[i]!.comment && (r.text === b.rules[i]!.text || r.key === b.rules[i]!.key));

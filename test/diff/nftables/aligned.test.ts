@@ -1,0 +1,212 @@
+/**
+ * A previous transaction read beside the new one (src/diff/nftables/aligned.ts: only the
+ * objects whose lines differ are read) must give what reading it whole (readTransaction) gives:
+ *
+ *   - readPreviousBeside: the whole previous state (every chain, set, map and counter equal,
+ *     in the same order, the same table), or undefined; never a state where the whole reader
+ *     refuses the text; and kpc diff's report of it (which skips what is the same object on
+ *     both sides) is the report of the whole state;
+ *   - readChangedTransactions: only what differs, on both sides, whose delta (nftDelta without
+ *     --full) is the delta of the whole states, byte for byte; or undefined.
+ *
+ * The new transactions are kpc's own (buildTransaction of every nftables golden case's IR);
+ * the previous texts are their text changed at random: lines removed, repeated, moved, edited;
+ * chains deleted, sets declared otherwise, elements added and deleted; the table flushed; lines
+ * of another table, blank, commented, indented or with a quoted name, which are left to the
+ * whole reader.
+ *
+ * Run alone: `npx vitest run test/diff/nftables/aligned.test.ts`.
+ */
+
+import { isDeepStrictEqual } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { readChangedTransactions, readPreviousBeside } from '../../../src/diff/nftables/aligned.js';
+import { nftDelta } from '../../../src/diff/nftables/delta.js';
+import { diffNftStates } from '../../../src/diff/nftables/report.js';
+import { buildTransaction } from '../../../src/emit/nftables/index.js';
+import { applyTransaction, emptyState, readTransaction, renderTransactionText, type NftState, type NftTransaction } from '../../../src/lang/nftables/index.js';
+import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
+import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
+
+const TABLE = 'kube-proxy';
+const SLOW = { timeout: 600_000 };
+
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(rnd: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(rnd() * xs.length)]!;
+}
+
+type Outcome<T> = { value: T } | { error: string };
+
+function outcome<T>(work: () => T): Outcome<T> {
+  try {
+    return { value: work() };
+  } catch (e) {
+    return { error: String(e) };
+  }
+}
+
+/** A state with the order of its objects visible. */
+function view(s: NftState) {
+  return {
+    exists: s.exists,
+    comment: s.comment,
+    commentsKnown: s.commentsKnown,
+    chains: [...s.chains.values()].map((c) => [c.name, c.base, c.comment, c.rules.map((r) => [r.text, r.comment])]),
+    sets: [...s.sets.values()].map((x) => [x.name, x.kind, x.type, x.flags, x.timeout, x.comment, [...x.elements.values()]]),
+    counters: [...s.counters],
+  };
+}
+
+/** The fifth word of each line that names an object: the names the mutations use. */
+function namesOf(lines: string[], kind: string): string[] {
+  return [...new Set(lines.filter((l) => l.split(' ')[1] === kind).map((l) => l.split(' ')[4]!))];
+}
+
+const MUTATIONS: ((lines: string[], rnd: () => number) => void)[] = [
+  (l, rnd) => void l.splice(Math.floor(rnd() * l.length), 1),
+  (l, rnd) => void l.splice(Math.floor(rnd() * l.length), 0, pick(rnd, l)),
+  (l, rnd) => {
+    // moved: another order of objects (and of one chain's rules)
+    const [line] = l.splice(Math.floor(rnd() * l.length), 1);
+    l.splice(Math.floor(rnd() * l.length), 0, line!);
+  },
+  (l, rnd) => {
+    const i = Math.floor(rnd() * l.length);
+    l[i] = l[i]!.replace(/\d+(?=[^\d]*$)/, (d) => String(Number(d) + 1));
+  },
+  (l, rnd) => {
+    const rules = l.map((x, i) => [x, i] as const).filter(([x]) => x.startsWith('add rule '));
+    if (rules.length > 0) l[pick(rnd, rules)[1]] += ' comment "moved"';
+  },
+  (l, rnd) => {
+    const chains = namesOf(l, 'chain');
+    if (chains.length > 0) l.push(`delete chain ip ${TABLE} ${pick(rnd, chains)}`);
+  },
+  (l, rnd) => {
+    const chains = namesOf(l, 'chain');
+    if (chains.length > 0) l.push(`flush chain ip ${TABLE} ${pick(rnd, chains)}`);
+  },
+  (l) => void l.push(`add chain ip ${TABLE} stale-chain`, `add rule ip ${TABLE} stale-chain counter`),
+  (l, rnd) => {
+    // a set or map declared otherwise (the delta then needs the whole states)
+    const decl = l.map((x, i) => [x, i] as const).filter(([x]) => /^add (set|map) /.test(x));
+    if (decl.length > 0) {
+      const i = pick(rnd, decl)[1];
+      l[i] = l[i]!.includes('comment') ? l[i]!.replace(/comment "[^"]*"/, 'comment "other"') : l[i]!.replace(/ ; }$/, ' ; comment "other" ; }');
+    }
+  },
+  (l, rnd) => {
+    const elements = l.filter((x) => x.startsWith('add element '));
+    if (elements.length > 0) {
+      const e = pick(rnd, elements);
+      l.push(rnd() < 0.5 ? e.replace(/^add /, 'delete ').replace(/ : [^}]*}$/, ' }') : e.replace(/\d+\.\d+\.\d+\.(\d+)/, (m, d) => m.replace(new RegExp(`${d}$`), String((Number(d) + 7) % 256))));
+    }
+  },
+  (l) => void l.push(`add counter ip ${TABLE} stale-counter`),
+  (l, rnd) => {
+    const counters = namesOf(l, 'counter');
+    if (counters.length > 0) l.push(`delete counter ip ${TABLE} ${pick(rnd, counters)}`);
+  },
+  // left to the whole reader
+  (l, rnd) => void l.splice(1 + Math.floor(rnd() * (l.length - 1)), 0, pick(rnd, [`flush table ip ${TABLE}`, 'add table ip other', `delete table ip ${TABLE}`, `add table ip ${TABLE} { comment "x" ; }`])),
+  (l, rnd) => void l.splice(Math.floor(rnd() * l.length), 0, pick(rnd, ['', '# a comment', '   ', '\t'])),
+  (l, rnd) => {
+    const i = Math.floor(rnd() * l.length);
+    l[i] = pick(rnd, [`  ${l[i]}`, `${l[i]} `, l[i]!.replace(/^(\S+ \S+ \S+ \S+ )(\S+)/, '$1"$2"'), l[i]!.replace(' ip ', ' ip6 '), l[i]!.replace(/^add /, 'insert ')]);
+  },
+];
+
+function previousOf(text: string, rnd: () => number): string {
+  const lines = text.split('\n').filter((l) => l !== '');
+  const n = 1 + Math.floor(rnd() * 3);
+  for (let i = 0; i < n && lines.length > 0; i++) pick(rnd, MUTATIONS)(lines, rnd);
+  return lines.join('\n') + (rnd() < 0.95 ? '\n' : '');
+}
+
+interface Case {
+  name: string;
+  tx: NftTransaction;
+  text: string;
+  state: NftState;
+}
+
+async function cases(): Promise<Case[]> {
+  const out: Case[] = [];
+  for (const c of loadNftablesGoldenCases()) {
+    if (c.exit !== 0) continue;
+    let ir;
+    try {
+      ir = await compileCaseIR(c);
+    } catch {
+      continue; // a case whose input kpc refuses
+    }
+    const tx = buildTransaction(ir, { standalone: false });
+    out.push({ name: c.name, tx, text: renderTransactionText(tx), state: applyTransaction(emptyState(tx.family, TABLE), tx) });
+  }
+  return out;
+}
+
+describe('nftables: a previous transaction read beside the new one', () => {
+  it('gives the whole reader\'s state, delta and report, or leaves the text to it', SLOW, async () => {
+    const all = await cases();
+    expect(all.length).toBeGreaterThan(60);
+    let beside = 0;
+    let changed = 0;
+    let total = 0;
+    let shared = 0;
+    for (const k of all) {
+      for (let seed = 1; seed <= 40; seed++) {
+        const rnd = random(seed * 65537 + k.name.length);
+        const prev = seed === 1 ? k.text : previousOf(k.text, rnd);
+        total++;
+        const whole = outcome(() => readTransaction(prev, k.tx.family, TABLE));
+        const b = outcome(() => readPreviousBeside(prev, k.tx, k.state));
+        if (!('value' in b)) throw new Error(`${k.name} seed ${seed}: readPreviousBeside threw ${b.error}`);
+        if (b.value !== undefined) {
+          beside++;
+          const got = { name: k.name, seed, prev, state: view(b.value) };
+          expect(got).toEqual({ name: k.name, seed, prev, state: 'value' in whole ? view(whole.value) : whole });
+          for (const c of b.value.chains.values()) if (k.state.chains.get(c.name) === c) shared++;
+          if ('value' in whole) {
+            const report = outcome(() => diffNftStates(b.value!, k.state));
+            expect({ name: k.name, seed, report }).toEqual({ name: k.name, seed, report: outcome(() => diffNftStates(whole.value, k.state)) });
+          }
+        }
+        const c = outcome(() => readChangedTransactions(prev, k.tx));
+        if (!('value' in c)) throw new Error(`${k.name} seed ${seed}: readChangedTransactions threw ${c.error}`);
+        if (c.value !== undefined) {
+          changed++;
+          if (!('value' in whole)) throw new Error(`${k.name} seed ${seed}: read a text the whole reader refuses (${whole.error})`);
+          const want = renderTransactionText(nftDelta(whole.value, k.state, k.tx, { full: false }));
+          const got = renderTransactionText(nftDelta(c.value.before, c.value.after, k.tx, { full: false }));
+          if (got !== want) expect({ name: k.name, seed, prev, got }).toEqual({ name: k.name, seed, prev, got: want });
+        }
+      }
+    }
+    // Most previous texts are read beside (the mutations that leave kpc's form are a few).
+    expect(beside).toBeGreaterThan(total / 2);
+    expect(changed).toBeGreaterThan(total / 2);
+    expect(shared).toBeGreaterThan(beside);
+  });
+
+  it('the same text: nothing differs, every object shared, an empty delta', SLOW, async () => {
+    for (const k of (await cases()).slice(0, 20)) {
+      const b = readPreviousBeside(k.text, k.tx, k.state)!;
+      expect(isDeepStrictEqual(view(b), view(k.state)), k.name).toBe(true);
+      for (const c of b.chains.values()) expect(k.state.chains.get(c.name)).toBe(c);
+      const c = readChangedTransactions(k.text, k.tx)!;
+      expect(c.before.chains.size + c.before.sets.size + c.after.chains.size + c.after.sets.size, k.name).toBe(0);
+    }
+  });
+});
