@@ -29,6 +29,8 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+// mulberry32, seeded: a failure names its seed.
+import { prng as random } from '../../bench/gen.js';
 
 /** The random tests read thousands of bundles: minutes on a loaded 2-core machine, not vitest's 5 s. */
 const SLOW = { timeout: 300_000 };
@@ -65,17 +67,6 @@ function goldens(): Golden[] {
   return out;
 }
 
-/** A seeded PRNG (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Outcome<T> = { value: T } | { error: string };
 

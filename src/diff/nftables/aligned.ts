@@ -27,6 +27,7 @@ import {
   applyTransaction,
   emptyState,
   NftTransaction,
+  NFT_NAME,
   printOperation,
   readTransaction,
   sameSetDeclaration,
@@ -40,8 +41,6 @@ type GroupKey = string;
 
 const KIND_GROUP: Readonly<Record<string, string>> = { chain: 'c:', rule: 'c:', set: 's:', map: 's:', element: 's:', counter: 'n:' };
 const VERBS = new Set(['add', 'flush', 'delete']);
-// nft's identifier as kube-proxy's names use it (lang/nftables/read-checks.ts NAME).
-const NAME = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
 
 function groupOfOperation(op: NftOperation): GroupKey {
   const o = op.object;
@@ -75,7 +74,7 @@ function groupOfLine(line: string, head: string): GroupKey | undefined {
   if (prefix === undefined || line.charCodeAt(at) !== 32) return undefined;
   const end = line.indexOf(' ', at + 1);
   const name = line.slice(at + 1, end < 0 ? line.length : end);
-  return NAME.test(name) ? prefix + name : undefined;
+  return NFT_NAME.test(name) ? prefix + name : undefined;
 }
 
 /** What both texts' groups are, and which differ. */

@@ -27,20 +27,17 @@
 
 import { lineError } from '../line-error.js';
 import { ruleTokens } from './canonical.js';
-import { NAME_LENGTH_MAX } from './safe-text.js';
+import { NAME_LENGTH_MAX, NFT_NAME } from './safe-text.js';
 
 /** The hint every refusal of a numeric or named listing ends with. */
 export function listingHint(family: string, table: string): string {
   return `listed with nft -n, -S or -N (or -j -n, -j -S), whose values kpc cannot match exactly; list it without them: nft list table ${family} ${table} (or nft -j list table ${family} ${table})`;
 }
 
-// nft's identifier, as kube-proxy's names use it (safe-text.ts NAME): a letter, `_` or `.`, then
-// letters, digits and `_./-`.
-const NAME = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
 
 /** A chain, set, map or counter name from a previous state; throws previous.unreadable at `line`. */
 export function checkName(what: string, name: string, line: number): string {
-  if (!NAME.test(name) || name.length > NAME_LENGTH_MAX) {
+  if (!NFT_NAME.test(name) || name.length > NAME_LENGTH_MAX) {
     throw lineError(line, `${what} name ${JSON.stringify(name)} is not an nftables name kpc can write back (letters, digits and _./-, at most ${NAME_LENGTH_MAX} characters)`);
   }
   return name;

@@ -20,9 +20,12 @@ export const NAME_LENGTH_MAX = 256;
 /** knftables CommentLengthMax (NFT_USERDATA_MAXLEN): the longest comment. */
 export const COMMENT_LENGTH_MAX = 128;
 
-// nftables identifiers: a letter, underscore or dot, then [A-Za-z0-9_./-] (kube-proxy's
-// chain names use exactly these; `/` separates namespace, name, protocol and port).
-const NAME = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
+/**
+ * nftables identifiers: a letter, underscore or dot, then [A-Za-z0-9_./-] (kube-proxy's chain
+ * names use exactly these; `/` separates namespace, name, protocol and port). Also what the
+ * readers take back from a previous state (read-checks.ts, diff/nftables/aligned.ts).
+ */
+export const NFT_NAME = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
 // What kpc's comments hold: kube-proxy's fixed texts and service port names (ns/name:port).
 const COMMENT = /^[A-Za-z0-9 ./:_@,()'+-]*$/;
 // One bare word of a rule or element: addresses, ports, CIDRs, keywords, `@set`, `0x…`, `*`.
@@ -30,7 +33,7 @@ const WORD = /^[A-Za-z0-9_.:/@*\[\]-]+$/;
 
 /** A table, chain, set, map or counter name. */
 export function nftName(name: string): string {
-  if (!NAME.test(name) || name.length > NAME_LENGTH_MAX) throw unsafeNft('name', name);
+  if (!NFT_NAME.test(name) || name.length > NAME_LENGTH_MAX) throw unsafeNft('name', name);
   return name;
 }
 

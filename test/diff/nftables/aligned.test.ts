@@ -20,6 +20,8 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+// mulberry32, seeded: a failure names its seed.
+import { prng as random } from '../../../bench/gen.js';
 import { readChangedTransactions, readPreviousBeside } from '../../../src/diff/nftables/aligned.js';
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
@@ -31,16 +33,6 @@ import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
 const TABLE = 'kube-proxy';
 const SLOW = { timeout: 600_000 };
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(rnd: () => number, xs: readonly T[]): T {
   return xs[Math.floor(rnd() * xs.length)]!;
