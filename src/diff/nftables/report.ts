@@ -151,37 +151,127 @@ function readEndpoints(c: StateChain): string[] {
   return out;
 }
 
-/** Who owns what in one state. */
-class Ownership {
-  readonly chain = new Map<string, string>();
-  readonly set = new Map<string, string>();
-  private readonly byIP = new Map<string, Set<string>>();
-  private readonly byNodePort = new Map<string, string>();
-  private readonly byEndpoint = new Map<string, string>();
-  readonly endpoints = new Map<string, Set<string>>();
+/** The prefixes kube-proxy names its per-service-port chains and sets with, before the hash. */
+const PER_PORT_NAME = /^(?:service|local|external|firewall|endpoint|affinity)-[A-Z2-7]{8}-/;
 
-  constructor(readonly state: NftState) {
-    for (const name of state.chains.keys()) {
-      const p = servicePortOfName(name);
-      if (p) this.chain.set(name, p);
+/**
+ * The Service port a per-service-port object's name says, when it says it whole: a name
+ * hashAndTruncate cut (`...` at the end) may have lost its port name.
+ */
+function portOfReadableName(name: string): string | undefined {
+  return name.endsWith('...') ? undefined : servicePortOfName(name);
+}
+
+/**
+ * Who owns what in one state, worked out for the objects asked about (a report of one changed
+ * Service port reads that port's chains, not the 40,000 others).
+ *
+ * A chain kube-proxy names per Service port belongs to that port: by its name, or, where the
+ * name does not say it (cut short), by the port whose chains jump to it. The fixed chains
+ * (services, mark-for-masquerade, …) belong to no port, though every port's chains jump to some
+ * of them. When no name is cut short, ownership is the name's alone, and a port's endpoints are
+ * the DNAT targets of its own chains; otherwise the jump walk runs over the whole state.
+ */
+class Ownership {
+  /** Chains by the port their names say (built once, in one pass over the names). */
+  private named?: Map<string, string[]>;
+  /** Every per-port chain's port, by name or by the jump walk: only when some name is cut short. */
+  private walked?: Map<string, string> | null;
+  private readonly endpointsOfPort = new Map<string, Set<string>>();
+  private byIP?: Map<string, Set<string>>;
+  private byNodePort?: Map<string, string>;
+  private byEndpoint?: Map<string, string>;
+
+  constructor(readonly state: NftState) {}
+
+  /** The port a chain belongs to, if any. */
+  chainPort(name: string): string | undefined {
+    const walked = this.walk();
+    return walked ? walked.get(name) : this.state.chains.has(name) ? portOfReadableName(name) : undefined;
+  }
+
+  /** The port a set or map belongs to, if any (by its name: affinity sets). */
+  setPort(name: string): string | undefined {
+    return this.state.sets.has(name) ? portOfReadableName(name) : undefined;
+  }
+
+  /** Whether ownership needs the jump walk: whether some per-port chain's name does not say its port. */
+  get walks(): boolean {
+    return this.walk() !== null;
+  }
+
+  private index(): Map<string, string[]> {
+    if (this.named) return this.named;
+    const named = new Map<string, string[]>();
+    let unreadable = false;
+    for (const name of this.state.chains.keys()) {
+      if (!PER_PORT_NAME.test(name)) continue;
+      const port = portOfReadableName(name);
+      if (port === undefined) unreadable = true;
+      else (named.get(port) ?? named.set(port, []).get(port)!).push(name);
     }
-    for (const name of state.sets.keys()) {
-      const p = servicePortOfName(name);
-      if (p) this.set.set(name, p);
-    }
-    // Chains reached from an owned chain belong to the same port (truncated names).
-    const queue = [...this.chain.entries()];
+    this.named = named;
+    if (!unreadable) this.walked = null;
+    return named;
+  }
+
+  private walk(): Map<string, string> | null {
+    if (this.walked !== undefined) return this.walked;
+    const named = this.index();
+    if (this.walked === null) return null;
+    // Chains reached from an owned chain belong to the same port (names cut short).
+    const walked = new Map<string, string>();
+    for (const [port, names] of named) for (const name of names) walked.set(name, port);
+    const queue = [...walked.entries()];
     while (queue.length > 0) {
       const [name, port] = queue.pop()!;
-      const chain = state.chains.get(name);
+      const chain = this.state.chains.get(name);
       for (const target of chain ? targetsOfChain(chain) : []) {
-        if (state.chains.has(target) && !this.chain.has(target)) {
-          this.chain.set(target, port);
+        if (this.state.chains.has(target) && PER_PORT_NAME.test(target) && !walked.has(target)) {
+          walked.set(target, port);
           queue.push([target, port]);
         }
       }
     }
-    for (const s of state.sets.values()) {
+    this.walked = walked;
+    return walked;
+  }
+
+  /** The endpoints a port's chains DNAT to. */
+  endpoints(port: string): Set<string> {
+    let out = this.endpointsOfPort.get(port);
+    if (out) return out;
+    out = new Set();
+    const walked = this.walk();
+    const names = walked ? [...walked].filter(([, p]) => p === port).map(([name]) => name) : (this.index().get(port) ?? []);
+    for (const name of names) for (const { endpoint } of endpointsOfChain(this.state.chains.get(name)!)) out.add(endpoint);
+    this.endpointsOfPort.set(port, out);
+    return out;
+  }
+
+  /** Every port's endpoints (the jump walk's case: a chain may change owner without changing). */
+  allEndpoints(): Map<string, Set<string>> {
+    const out = new Map<string, Set<string>>();
+    for (const port of new Set(this.walk()?.values() ?? this.index().keys())) {
+      const eps = this.endpoints(port);
+      if (eps.size > 0) out.set(port, eps);
+    }
+    return out;
+  }
+
+  /** The port of a map element whose verdict goes to `chain`. */
+  private ofVerdict(el: StateElement, chain: string | undefined): string | undefined {
+    const port = chain !== undefined ? this.chainPort(chain) : undefined;
+    if (port) return port;
+    if (el.comment !== undefined && SPN.test(el.comment)) return el.comment;
+    return undefined;
+  }
+
+  /** The ports of the ClusterIPs and node ports the dispatch maps send to a port's chains. */
+  private readMaps(): void {
+    this.byIP = new Map();
+    this.byNodePort = new Map();
+    for (const s of this.state.sets.values()) {
       if (s.kind !== 'map') continue;
       for (const { el, verdict, words } of mapEntries(s)) {
         const port = this.ofVerdict(el, verdict);
@@ -190,41 +280,57 @@ class Ownership {
         if (words.length === 2 && (s.name === 'service-nodeports' || s.name === 'no-endpoint-nodeports')) this.byNodePort.set(el.key, port);
       }
     }
-    for (const [name, c] of state.chains) {
-      const port = this.chain.get(name);
+  }
+
+  /** The port of each endpoint (`IP . PORT`) some port's chain DNATs to. */
+  private readEndpointKeys(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [name, c] of this.state.chains) {
+      const port = this.chainPort(name);
       if (!port) continue;
-      for (const { endpoint, key } of endpointsOfChain(c)) {
-        (this.endpoints.get(port) ?? this.endpoints.set(port, new Set()).get(port)!).add(endpoint);
-        if (key !== undefined) this.byEndpoint.set(key, port);
-      }
+      for (const { key } of endpointsOfChain(c)) if (key !== undefined) out.set(key, port);
     }
-  }
-
-  private ofValue(el: StateElement): string | undefined {
-    return this.ofVerdict(el, verdictChain(el.value));
-  }
-
-  /** The port of a map element whose verdict goes to `chain`. */
-  private ofVerdict(el: StateElement, chain: string | undefined): string | undefined {
-    if (chain && this.chain.has(chain)) return this.chain.get(chain);
-    if (el.comment !== undefined && SPN.test(el.comment)) return el.comment;
-    return undefined;
+    return out;
   }
 
   /** The port of an element of set/map `set`, if any. */
   ofElement(set: string, el: StateElement): string | undefined {
-    const own = this.ofValue(el);
+    const own = this.ofVerdict(el, verdictChain(el.value));
     if (own) return own;
-    const words = el.key.split(' . ');
     if (set === 'cluster-ips') {
+      if (!this.byIP) this.readMaps();
       // One port: that port's; several: the Service's (`ns/name`).
-      const ports = [...(this.byIP.get(el.key) ?? [])];
+      const ports = [...(this.byIP!.get(el.key) ?? [])];
       return ports.length === 1 ? ports[0] : ports.length > 1 ? ports[0]!.split(':')[0] : undefined;
     }
-    if (set === 'localhost-nodeport-reject-ports') return this.byNodePort.get(el.key);
-    if (set === 'hairpin-connections' && words.length === 4) return this.byEndpoint.get(`${words[0]} . ${words[3]}`);
+    if (set === 'localhost-nodeport-reject-ports') {
+      if (!this.byNodePort) this.readMaps();
+      return this.byNodePort!.get(el.key);
+    }
+    const words = el.key.split(' . ');
+    if (set === 'hairpin-connections' && words.length === 4) {
+      this.byEndpoint ??= this.readEndpointKeys();
+      return this.byEndpoint.get(`${words[0]} . ${words[3]}`);
+    }
     return undefined;
   }
+}
+
+/**
+ * The endpoint changes of the ports whose chains changed: with ownership by name, a port's
+ * endpoints differ only where one of its own chains was added, removed or changed.
+ */
+function endpointChanges(ob: Ownership, oa: Ownership, changedChains: string[], changeOf: (port: string) => NftPortChange): void {
+  if (ob.walks || oa.walks) {
+    addEndpointChanges(ob.allEndpoints(), oa.allEndpoints(), changeOf);
+    return;
+  }
+  const ports = new Set<string>();
+  for (const name of changedChains) {
+    for (const port of [ob.chainPort(name), oa.chainPort(name)]) if (port) ports.add(port);
+  }
+  const only = (o: Ownership) => new Map([...ports].sort().map((p) => [p, o.endpoints(p)] as const).filter(([, eps]) => eps.size > 0));
+  addEndpointChanges(only(ob), only(oa), changeOf);
 }
 
 function portChange(map: Map<string, NftPortChange>, port: string): NftPortChange {
@@ -252,12 +358,14 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
   const ob = new Ownership(before);
   const oa = new Ownership(after);
   const ports = new Map<string, NftPortChange>();
-  const chainPort = (name: string) => oa.chain.get(name) ?? ob.chain.get(name) ?? 'node';
+  const chainPort = (name: string) => oa.chainPort(name) ?? ob.chainPort(name) ?? 'node';
+  const changedChains: string[] = [];
 
   for (const name of [...new Set([...before.chains.keys(), ...after.chains.keys()])].sort()) {
     const prev = before.chains.get(name);
     const next = after.chains.get(name);
     if (prev && next && sameRules(prev, next) && JSON.stringify(prev.base) === JSON.stringify(next.base)) continue;
+    changedChains.push(name);
     const port = chainPort(name);
     if (!prev) portChange(ports, port).chainsAdded.push(name);
     else if (!next) portChange(ports, port).chainsRemoved.push(name);
@@ -272,7 +380,7 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
     const next = after.sets.get(name);
     // One set in both states (read beside the new one): nothing changed in it.
     if (prev === next) continue;
-    const own = oa.set.get(name) ?? ob.set.get(name);
+    const own = oa.setPort(name) ?? ob.setPort(name);
     if (!prev || !next) {
       // A per-endpoint affinity set appears or goes with its endpoint chain; a fixed map with its feature.
       const list = !prev ? portChange(ports, own ?? 'node').elementsAdded : portChange(ports, own ?? 'node').elementsRemoved;
@@ -294,7 +402,7 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
     }
   }
 
-  addEndpointChanges(ob.endpoints, oa.endpoints, (port) => portChange(ports, port));
+  endpointChanges(ob, oa, changedChains, (port) => portChange(ports, port));
   for (const name of [...new Set([...before.counters, ...after.counters])].sort()) {
     if (before.counters.has(name) === after.counters.has(name)) continue;
     (after.counters.has(name) ? portChange(ports, 'node').elementsAdded : portChange(ports, 'node').elementsRemoved).push({ set: name, element: '(counter)' });
