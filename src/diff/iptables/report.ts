@@ -30,39 +30,116 @@ function portOfComment(comment: string | undefined): string | undefined {
   return SPN.test(first) ? first : undefined;
 }
 
-/** Per table, chain → Service port. */
-type Owners = Map<string, Map<string, string>>;
-
-/** Which Service port owns each chain, by following jumps from the commented top-level rules. */
-function ownership(state: IptablesState): Owners {
-  const owners: Owners = new Map();
-  for (const [table, chains] of state) {
-    const owner = new Map<string, string>();
-    owners.set(table, owner);
-    const queue: string[] = []; // chains whose owner is set and whose jumps are not followed yet
-    for (const top of TOP_LEVEL_CHAINS) {
-      for (const r of chains.get(top)?.rules ?? []) {
-        const port = portOfComment(r.comment);
-        if (port && r.jump && isServiceChain(r.jump) && !owner.has(r.jump)) {
-          owner.set(r.jump, port);
-          queue.push(r.jump);
-        }
-      }
-    }
-    while (queue.length > 0) {
-      const name = queue.pop()!;
-      const chain = chains.get(name);
-      if (chain === undefined) continue;
-      const port = owner.get(name)!;
-      for (const jump of serviceJumps(chain)) {
-        if (!owner.has(jump)) {
-          owner.set(jump, port);
-          queue.push(jump);
-        }
-      }
+/** The commented top-level rules' jumps to per-service chains, in the walk's order. */
+function topJumps(chains: TableState): Array<[port: string, chain: string]> {
+  const out: Array<[string, string]> = [];
+  for (const top of TOP_LEVEL_CHAINS) {
+    for (const r of chains.get(top)?.rules ?? []) {
+      const port = portOfComment(r.comment);
+      if (port && r.jump && isServiceChain(r.jump)) out.push([port, r.jump]);
     }
   }
-  return owners;
+  return out;
+}
+
+/** Chain → Service port in one table, and whether some chain is reached from two ports. */
+interface Walked {
+  owner: Map<string, string>;
+  contended: boolean;
+}
+
+/**
+ * Which Service port owns each chain reached from `starts`: the jumped-to chain first, then
+ * every chain reached from it by jumps; a chain reached from two ports keeps the first
+ * (`contended` says it happened: then which is first depends on every rule of the table).
+ */
+function walk(chains: TableState, starts: Iterable<[string, string]>): Walked {
+  const owner = new Map<string, string>();
+  let contended = false;
+  const queue: string[] = []; // chains whose owner is set and whose jumps are not followed yet
+  for (const [port, jump] of starts) {
+    const was = owner.get(jump);
+    if (was === undefined) {
+      owner.set(jump, port);
+      queue.push(jump);
+    } else if (was !== port) contended = true;
+  }
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    const chain = chains.get(name);
+    if (chain === undefined) continue;
+    const port = owner.get(name)!;
+    for (const jump of serviceJumps(chain)) {
+      const was = owner.get(jump);
+      if (was === undefined) {
+        owner.set(jump, port);
+        queue.push(jump);
+      } else if (was !== port) contended = true;
+    }
+  }
+  return { owner, contended };
+}
+
+/** One table's owners, and which chains may own endpoints that changed. */
+interface TableOwners {
+  owner(name: string): string | undefined;
+  /** The chains owned by one of `ports`, with their port. */
+  ownedBy(ports: ReadonlySet<string>): Iterable<[string, string]>;
+}
+
+function wholeOwners(w: Walked): TableOwners {
+  return {
+    owner: (name) => w.owner.get(name),
+    *ownedBy(ports) {
+      for (const e of w.owner) if (ports.has(e[1])) yield e;
+    },
+  };
+}
+
+/**
+ * The previous table's owners from the new table's, where every chain has one owner in it and
+ * the top-level chains are the same: only the ports whose chains reach a differing chain are
+ * walked again. A port none of whose chains differs reaches the same chains over the same
+ * jumps in both tables (a jump into a differing chain would make its chain's port one of the
+ * walked), so it owns the same chains. Undefined where that does not hold (the whole walk).
+ */
+function ownersBeside(b: TableState, a: TableState, starts: Array<[string, string]>, after: Walked): { owners: TableOwners; walked: Set<string> } | undefined {
+  if (after.contended) return undefined;
+  for (const top of TOP_LEVEL_CHAINS) {
+    const prev = b.get(top);
+    const next = a.get(top);
+    if ((prev !== undefined || next !== undefined) && prev !== next && !sameRules(prev, next)) return undefined;
+  }
+  const ports = new Set<string>();
+  const differs = (name: string) => {
+    const port = after.owner.get(name);
+    if (port !== undefined) ports.add(port);
+  };
+  for (const [name, prev] of b) {
+    const next = a.get(name);
+    // A SEP chain whose rules are equal but not by text is walked again too (its DNAT is compared).
+    if (isServiceChain(name) && prev !== next && (!sameRules(prev, next) || (name.startsWith('KUBE-SEP-') && !sameSpecs(prev, next!)))) differs(name);
+  }
+  for (const name of a.keys()) if (!b.has(name) && isServiceChain(name)) differs(name);
+  // The same top-level chains: the same jumps from them.
+  const again = walk(b, starts.filter(([port]) => ports.has(port)));
+  if (again.contended) return undefined;
+  for (const [name] of again.owner) {
+    const was = after.owner.get(name);
+    if (was !== undefined && !ports.has(was)) return undefined; // reached from two ports
+  }
+  return {
+    walked: ports,
+    owners: {
+      owner(name) {
+        const port = again.owner.get(name);
+        if (port !== undefined) return port;
+        const other = after.owner.get(name);
+        return other !== undefined && !ports.has(other) ? other : undefined;
+      },
+      ownedBy: (only) => [...again.owner].filter(([, port]) => only.has(port)),
+    },
+  };
 }
 
 function portChange(map: Map<string, PortChange>, port: string): PortChange {
@@ -75,11 +152,11 @@ function portChange(map: Map<string, PortChange>, port: string): PortChange {
 }
 
 /** The endpoints (DNAT destinations of the SEP chains) of each of `ports`. */
-function endpointsOf(chains: TableState, owner: Map<string, string> | undefined, ports: ReadonlySet<string>): Map<string, Set<string>> {
+function endpointsOf(chains: TableState, owners: TableOwners, ports: ReadonlySet<string>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  for (const [name, chain] of chains) {
-    const port = owner?.get(name);
-    if (!port || !ports.has(port) || !name.startsWith('KUBE-SEP-')) continue;
+  for (const [name, port] of owners.ownedBy(ports)) {
+    const chain = chains.get(name);
+    if (chain === undefined || !name.startsWith('KUBE-SEP-')) continue;
     for (const r of chain.rules) if (r.dnat) (out.get(port) ?? out.set(port, new Set()).get(port)!).add(r.dnat);
   }
   return out;
@@ -97,12 +174,12 @@ function sameSpecs(a: ChainState, b: ChainState): boolean {
  * chains with the same owner on both sides, so the same endpoints (and parsing the DNAT rule
  * of every SEP chain of 20,000 Services twice is skipped).
  */
-function portsWithEndpointChanges(before: TableState, after: TableState, ownBefore: Map<string, string> | undefined, ownAfter: Map<string, string> | undefined): Set<string> {
+function portsWithEndpointChanges(before: TableState, after: TableState, ownBefore: TableOwners, ownAfter: TableOwners): Set<string> {
   const ports = new Set<string>();
   const look = (name: string, prev: ChainState | undefined, next: ChainState | undefined): void => {
     if (!name.startsWith('KUBE-SEP-')) return;
-    const was = ownBefore?.get(name);
-    const is = ownAfter?.get(name);
+    const was = ownBefore.owner(name);
+    const is = ownAfter.owner(name);
     if (was === is && prev !== undefined && next !== undefined && sameSpecs(prev, next)) return;
     if (was !== undefined) ports.add(was);
     if (is !== undefined) ports.add(is);
@@ -157,10 +234,22 @@ function differingChains(table: string, b: TableState, a: TableState): string[] 
 
 export function diffStates(before: IptablesState, after: IptablesState): DiffReport {
   if (sameReportedChains(before, after)) return { changed: false, servicePorts: [] };
-  const ownBefore = ownership(before);
-  const ownAfter = ownership(after);
+  const ownBefore = new Map<string, TableOwners>();
+  const ownAfter = new Map<string, TableOwners>();
+  // The ports whose endpoints may differ in nat, when only they were walked again.
+  let walkedAgain: Set<string> | undefined;
+  for (const table of ['filter', 'nat'] as const) {
+    const b = before.get(table) ?? new Map<string, ChainState>();
+    const a = after.get(table) ?? new Map<string, ChainState>();
+    const starts = topJumps(a);
+    const walkedAfter = walk(a, starts);
+    ownAfter.set(table, wholeOwners(walkedAfter));
+    const beside = ownersBeside(b, a, starts, walkedAfter);
+    ownBefore.set(table, beside?.owners ?? wholeOwners(walk(b, topJumps(b))));
+    if (table === 'nat') walkedAgain = beside?.walked;
+  }
   const ports = new Map<string, PortChange>();
-  const portOf = (table: string, name: string) => ownAfter.get(table)?.get(name) ?? ownBefore.get(table)?.get(name) ?? 'node';
+  const portOf = (table: string, name: string) => ownAfter.get(table)!.owner(name) ?? ownBefore.get(table)!.owner(name) ?? 'node';
 
   for (const table of ['filter', 'nat'] as const) {
     const b = before.get(table) ?? new Map<string, ChainState>();
@@ -191,9 +280,10 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
 
   const natBefore = before.get('nat') ?? new Map<string, ChainState>();
   const natAfter = after.get('nat') ?? new Map<string, ChainState>();
-  const changing = portsWithEndpointChanges(natBefore, natAfter, ownBefore.get('nat'), ownAfter.get('nat'));
-  const epBefore = endpointsOf(natBefore, ownBefore.get('nat'), changing);
-  const epAfter = endpointsOf(natAfter, ownAfter.get('nat'), changing);
+  // Walked again: every other port owns the same chains, unchanged, on both sides.
+  const changing = walkedAgain ?? portsWithEndpointChanges(natBefore, natAfter, ownBefore.get('nat')!, ownAfter.get('nat')!);
+  const epBefore = endpointsOf(natBefore, ownBefore.get('nat')!, changing);
+  const epAfter = endpointsOf(natAfter, ownAfter.get('nat')!, changing);
   addEndpointChanges(epBefore, epAfter, (port) => portChange(ports, port));
 
   const servicePorts = sortServicePorts(ports.values());
