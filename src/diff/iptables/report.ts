@@ -80,7 +80,7 @@ function walk(chains: TableState, starts: Iterable<[string, string]>): Walked {
   return { owner, contended };
 }
 
-/** One table's owners, and which chains may own endpoints that changed. */
+/** One table's owners: each chain's Service port, and the chains of some ports. */
 interface TableOwners {
   owner(name: string): string | undefined;
   /** The chains owned by one of `ports`, with their port. */
