@@ -12,7 +12,7 @@ import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } fro
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR } from '../ir/model.js';
-import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, transactionLines, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
+import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
 import { PreviousText } from './previous-text.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
@@ -65,11 +65,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    */
   const afterOf = (options: EmitOptions, compare: boolean): { tx: NftTransaction; same: boolean } => {
     const tx = buildTransaction(ir, { ...options, standalone: false });
-    if (!compare) return { tx, same: false };
-    // The lines printed for the comparison are the ones the previous text is matched against.
-    if (options.standalone) return { tx, same: previous.matches(renderTransaction(buildTransaction(ir, options))) };
-    transactionLines(tx);
-    return { tx, same: previous.matches(renderTransaction(tx)) };
+    return { tx, same: compare && previous.matches(renderTransaction(options.standalone ? buildTransaction(ir, options) : tx)) };
   };
   const stateOf = (tx: NftTransaction) => applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx);
   return {

@@ -28,9 +28,9 @@ import {
   emptyState,
   NftTransaction,
   NFT_NAME,
+  printOperation,
   readTransaction,
   sameSetDeclaration,
-  transactionLines,
   type NftFamily,
   type NftOperation,
   type NftState,
@@ -107,13 +107,12 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
     if (g !== '') (before.get(g) ?? before.set(g, []).get(g)!).push(lines[i]!);
   }
   const ops = next.ops;
-  const printed = transactionLines(next);
   const opGroups: GroupKey[] = new Array(ops.length);
   const after = new Map<GroupKey, string[]>();
   for (let i = 0; i < ops.length; i++) {
     const g = groupOfOperation(ops[i]!);
     opGroups[i] = g;
-    (after.get(g) ?? after.set(g, []).get(g)!).push(printed[i]!);
+    (after.get(g) ?? after.set(g, []).get(g)!).push(printOperation(next.family, next.table, ops[i]!));
   }
   // The table's lines decide what the whole text leaves (a delete or flush of it clears all).
   if (!sameLines(before.get('t'), after.get('t')) || after.get('t')!.some((l) => !l.startsWith('add '))) return undefined;

@@ -80,33 +80,15 @@ export function renderOperations(family: NftFamily, table: string, ops: readonly
 
 /** The transaction's text, one line per operation, each ending in a newline. */
 export function* renderTransaction(tx: NftTransaction, chunkLines = 4096): Iterable<string> {
-  const printed = printedLines.get(tx);
   let chunk: string[] = [];
-  for (let i = 0; i < tx.ops.length; i++) {
-    chunk.push(printed?.[i] ?? printOperation(tx.family, tx.table, tx.ops[i]!));
+  for (const op of tx.ops) {
+    chunk.push(printOperation(tx.family, tx.table, op));
     if (chunk.length >= chunkLines) {
       yield chunk.join('\n') + '\n';
       chunk = [];
     }
   }
   if (chunk.length > 0) yield chunk.join('\n') + '\n';
-}
-
-const printedLines = new WeakMap<NftTransaction, string[]>();
-
-/**
- * Each operation's line, printed once and kept with the transaction: for a caller that both
- * compares its text with a previous one and matches it line by line (diff/nftables/aligned.ts),
- * which would otherwise print 210,000 lines twice at 20,000 Services. The transaction must not
- * change afterwards.
- */
-export function transactionLines(tx: NftTransaction): readonly string[] {
-  let lines = printedLines.get(tx);
-  if (!lines || lines.length !== tx.ops.length) {
-    lines = tx.ops.map((op) => printOperation(tx.family, tx.table, op));
-    printedLines.set(tx, lines);
-  }
-  return lines;
 }
 
 export function renderTransactionText(tx: NftTransaction): string {
