@@ -237,13 +237,24 @@ class Ownership {
     return walked;
   }
 
+  private byPort?: Map<string, string[]>;
+
+  /** The jump walk's chains by port (built once: allEndpoints asks for every port). */
+  private walkedByPort(): Map<string, string[]> {
+    if (this.byPort) return this.byPort;
+    const out = new Map<string, string[]>();
+    for (const [name, port] of this.walk()!) (out.get(port) ?? out.set(port, []).get(port)!).push(name);
+    this.byPort = out;
+    return out;
+  }
+
   /** The endpoints a port's chains DNAT to. */
   endpoints(port: string): Set<string> {
     let out = this.endpointsOfPort.get(port);
     if (out) return out;
     out = new Set();
     const walked = this.walk();
-    const names = walked ? [...walked].filter(([, p]) => p === port).map(([name]) => name) : (this.index().get(port) ?? []);
+    const names = (walked ? this.walkedByPort() : this.index()).get(port) ?? [];
     for (const name of names) for (const { endpoint } of endpointsOfChain(this.state.chains.get(name)!)) out.add(endpoint);
     this.endpointsOfPort.set(port, out);
     return out;
