@@ -39,7 +39,8 @@ export interface NftDiffReport {
 }
 
 // kube-proxy's per-service object names: PREFIX-HASH8-ns/name/proto/port[__IP/PORT]
-const OBJECT_NAME = /^(?:service|local|external|firewall|endpoint|affinity)-[A-Z2-7]{8}-([a-z0-9][-a-z0-9.]*)\/([a-z0-9][-a-z0-9.]*)\/(tcp|udp|sctp)\/([^_/]*?)(?:__(.+))?$/;
+const PER_PORT_PREFIX = '^(?:service|local|external|firewall|endpoint|affinity)-[A-Z2-7]{8}-';
+const OBJECT_NAME = new RegExp(`${PER_PORT_PREFIX}([a-z0-9][-a-z0-9.]*)/([a-z0-9][-a-z0-9.]*)/(tcp|udp|sctp)/([^_/]*?)(?:__(.+))?$`);
 
 /** The Service port (`ns/name:port`) a kube-proxy chain or set name belongs to. */
 export function servicePortOfName(name: string): string | undefined {
@@ -151,8 +152,8 @@ function readEndpoints(c: StateChain): string[] {
   return out;
 }
 
-/** The prefixes kube-proxy names its per-service-port chains and sets with, before the hash. */
-const PER_PORT_NAME = /^(?:service|local|external|firewall|endpoint|affinity)-[A-Z2-7]{8}-/;
+/** A name with the prefix and hash kube-proxy gives its per-service-port chains and sets. */
+const PER_PORT_NAME = new RegExp(PER_PORT_PREFIX);
 
 /**
  * The Service port a per-service-port object's name says, when it says it whole: a name
@@ -173,7 +174,7 @@ function portOfReadableName(name: string): string | undefined {
  * the DNAT targets of its own chains; otherwise the jump walk runs over the whole state.
  */
 class Ownership {
-  /** Chains by the port their names say (built once, in one pass over the names). */
+  /** Chains by port: the port their names say (one pass over the names), and the jump walk's. */
   private named?: Map<string, string[]>;
   /** Every per-port chain's port, by name or by the jump walk: only when some name is cut short. */
   private walked?: Map<string, string> | null;
@@ -229,6 +230,7 @@ class Ownership {
       for (const target of chain ? targetsOfChain(chain) : []) {
         if (this.state.chains.has(target) && PER_PORT_NAME.test(target) && !walked.has(target)) {
           walked.set(target, port);
+          named.get(port)!.push(target);
           queue.push([target, port]);
         }
       }
@@ -237,24 +239,13 @@ class Ownership {
     return walked;
   }
 
-  private byPort?: Map<string, string[]>;
-
-  /** The jump walk's chains by port (built once: allEndpoints asks for every port). */
-  private walkedByPort(): Map<string, string[]> {
-    if (this.byPort) return this.byPort;
-    const out = new Map<string, string[]>();
-    for (const [name, port] of this.walk()!) (out.get(port) ?? out.set(port, []).get(port)!).push(name);
-    this.byPort = out;
-    return out;
-  }
-
   /** The endpoints a port's chains DNAT to. */
   endpoints(port: string): Set<string> {
     let out = this.endpointsOfPort.get(port);
     if (out) return out;
     out = new Set();
-    const walked = this.walk();
-    const names = (walked ? this.walkedByPort() : this.index()).get(port) ?? [];
+    this.walk(); // the chains it reaches are added to their ports'
+    const names = this.index().get(port) ?? [];
     for (const name of names) for (const { endpoint } of endpointsOfChain(this.state.chains.get(name)!)) out.add(endpoint);
     this.endpointsOfPort.set(port, out);
     return out;
@@ -263,7 +254,8 @@ class Ownership {
   /** Every port's endpoints (the jump walk's case: a chain may change owner without changing). */
   allEndpoints(): Map<string, Set<string>> {
     const out = new Map<string, Set<string>>();
-    for (const port of new Set(this.walk()?.values() ?? this.index().keys())) {
+    this.walk();
+    for (const port of this.index().keys()) {
       const eps = this.endpoints(port);
       if (eps.size > 0) out.set(port, eps);
     }
@@ -340,7 +332,7 @@ function endpointChanges(ob: Ownership, oa: Ownership, changedChains: string[], 
   for (const name of changedChains) {
     for (const port of [ob.chainPort(name), oa.chainPort(name)]) if (port) ports.add(port);
   }
-  const only = (o: Ownership) => new Map([...ports].sort().map((p) => [p, o.endpoints(p)] as const).filter(([, eps]) => eps.size > 0));
+  const only = (o: Ownership) => new Map([...ports].map((p) => [p, o.endpoints(p)] as const).filter(([, eps]) => eps.size > 0));
   addEndpointChanges(only(ob), only(oa), changeOf);
 }
 
