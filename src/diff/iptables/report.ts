@@ -11,7 +11,7 @@
  */
 
 import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
-import { serviceJumps } from './jumps.js';
+import { commentedServiceJumps, serviceJumps } from './jumps.js';
 import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
 export type { ChainChange, PortChange, RuleRef } from '../port-report.js';
@@ -34,9 +34,11 @@ function portOfComment(comment: string | undefined): string | undefined {
 function topJumps(chains: TableState): Array<[port: string, chain: string]> {
   const out: Array<[string, string]> = [];
   for (const top of TOP_LEVEL_CHAINS) {
-    for (const r of chains.get(top)?.rules ?? []) {
-      const port = portOfComment(r.comment);
-      if (port && r.jump && isServiceChain(r.jump)) out.push([port, r.jump]);
+    const chain = chains.get(top);
+    if (chain === undefined) continue;
+    for (const [comment, jump] of commentedServiceJumps(chain)) {
+      const port = portOfComment(comment);
+      if (port) out.push([port, jump]);
     }
   }
   return out;
