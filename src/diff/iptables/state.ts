@@ -172,6 +172,8 @@ export class TextChain implements ChainState {
     private readonly facts: RuleFacts,
     /** The line of the first rule in the text it was read from (0: built, not read). */
     private readonly firstLine: number,
+    /** Built from the emitter's per-service chain of this service port (Table.declareNew). */
+    readonly port?: string,
   ) {}
 
   /** Made from kpc's own ruleset (its text is kpc's output), not read from a file. */
@@ -366,12 +368,21 @@ function readStateFully(text: string, facts: RuleFacts): IptablesState {
   return state;
 }
 
+/** The tables made by stateOfRuleset: every chain is the emitter's, each per-service one tagged with its port. */
+const builtTables = new WeakSet<TableState>();
+
+/** Whether `table` is made whole from the emitter's ruleset (stateOfRuleset), unchanged since. */
+export function isBuiltTable(table: TableState): boolean {
+  return builtTables.has(table);
+}
+
 /** The state of the emitter's ruleset, without printing and re-reading it (rules made when asked for). */
 export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   const state = emptyState();
   for (const name of TABLES) {
     const chains = state.get(name)!;
-    for (const chain of rs[name].chains.values()) chains.set(chain.name, new TextChain(chain.name, BUILTIN_CHAIN_NAMES.has(chain.name), chain.text(), facts, 0));
+    for (const chain of rs[name].chains.values()) chains.set(chain.name, new TextChain(chain.name, BUILTIN_CHAIN_NAMES.has(chain.name), chain.text(), facts, 0, chain.port));
+    builtTables.add(chains);
   }
   return state;
 }

@@ -124,7 +124,7 @@ export function writeServicePort(rs: Ruleset, plan: PortPlan, ctx: SyncContext):
  */
 function ownChain(rs: Ruleset, p: PortPlan, name: string): ChainRules {
   let chain = p.ownChains.find((c) => c.name === name);
-  if (chain === undefined) p.ownChains.push((chain = rs.nat.declareNew(name)));
+  if (chain === undefined) p.ownChains.push((chain = rs.nat.declareNew(name, p.sp.spn)));
   return chain;
 }
 
@@ -286,7 +286,7 @@ function randomPick(n: number): string {
 function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string): void {
   const { sp } = p;
   // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
-  const chain = rs.nat.declareNew(sep);
+  const chain = rs.nat.declareNew(sep, sp.spn);
   rs.nat.append(chain, `${p.sepComment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
   const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
   rs.nat.append(chain, `${p.sepComment}${affinity}${DNAT_TO[sp.protocol]}${ep.address}`);

@@ -57,6 +57,11 @@ export class ChainRules {
   count = 0;
   /** Only `count` is kept, not the rules (Table.withNewChainsCounted). */
   countOnly = false;
+  /**
+   * The service port ("ns/svc:port") whose own chain this is, for the per-service chains
+   * (declareNew): the diff report's walk over a built table checks itself against it.
+   */
+  port: string | undefined = undefined;
 
   constructor(readonly name: string) {}
 
@@ -153,10 +158,11 @@ export class Table {
    * returned object, not by name. For the per-service chains: their names are hashes of
    * distinct service ports and endpoints, and there are hundreds of thousands of them, so
    * keeping them out of a Map saves real time. A name declared twice is an internal error,
-   * caught when the table is printed or read.
+   * caught when the table is printed or read. `port`: the service port the chain belongs to.
    */
-  declareNew(chain: string): ChainRules {
+  declareNew(chain: string, port?: string): ChainRules {
     const rules = new ChainRules(chain);
+    rules.port = port;
     if (this.countingNew) rules.countOnly = true;
     this.declared.push(rules);
     return rules;
