@@ -190,65 +190,60 @@ const TARGET = /(?:^| )(?:-j|--jump|-g|--goto) (\S+)/gm;
 export function renderFocusedText(rs: Ruleset, kept: ReadonlySet<ChainRules>): string {
   const out: string[] = [];
   for (const table of [rs.filter, rs.nat]) {
-    const chains = table.allChains();
-    // The chains shown, and the names their rules jump to (whose chain lines are shown).
-    const shown: ChainRules[] = [];
+    // The name guard, the uniqueness check and the canonical order are printing's (gather).
+    const g = gather(table);
+    const n = g.chains.length;
+    // What is shown, read in declaration order (allocation order: see Gathered); the walks in
+    // canonical order below then touch only these arrays and the few shown chains.
+    const shown = new Uint8Array(n);
     const targets = new Set<string>();
     const pieces: string[] = [];
-    for (const chain of chains) {
+    for (let i = 0; i < n; i++) {
+      const chain = g.chains[i]!;
       if (!kept.has(chain) && !table.isNamed(chain)) continue;
-      shown.push(chain);
+      shown[i] = 1;
       pieces.length = 0;
       chain.collectTexts(pieces);
       for (const piece of pieces) for (const m of piece.matchAll(TARGET)) targets.add(m[1]!);
     }
-    const visible = new Set<ChainRules>(shown);
-    for (const chain of chains) if (!visible.has(chain) && targets.has(chain.name)) visible.add(chain);
-    // Only the visible chains are put in canonical order (a few dozen, not 250,000): every
-    // other chain counts as the blank lines it leaves in the gap between two of them.
-    const byOrder = (a: ChainRules, b: ChainRules) => chainRank(a.name) - chainRank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    const lined = [...visible].sort(byOrder);
-    const ruled = shown.filter((c) => c.count > 0).sort(byOrder);
-    /** How many of `sorted` come before `chain` in canonical order. */
-    const gap = (sorted: readonly ChainRules[], chain: ChainRules, rank: number): number => {
-      let lo = 0;
-      let hi = sorted.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        const m = sorted[mid]!;
-        const r = chainRank(m.name);
-        if (r < rank || (r === rank && m.name < chain.name)) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    };
-    const lineGaps = new Array<number>(lined.length + 1).fill(0);
-    const ruleGaps = new Array<number>(ruled.length + 1).fill(0);
-    const ruledSet = new Set(ruled);
-    // Every name goes through the chainName guard and is checked unique, as printing does (gather).
-    const names = new Set<string>();
-    for (const chain of chains) {
-      const name = chainName(chain.name);
-      if (names.has(name)) throw duplicateChain(table.name, name);
-      names.add(name);
-      const rank = chainRank(name);
-      if (!visible.has(chain)) lineGaps[gap(lined, chain, rank)]!++;
-      if (chain.count > 0 && !ruledSet.has(chain)) ruleGaps[gap(ruled, chain, rank)]! += chain.count;
+    const lined = new Uint8Array(n);
+    const counts = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      lined[i] = shown[i] === 1 || targets.has(g.keys.names[i]!) ? 1 : 0;
+      counts[i] = g.chains[i]!.count;
     }
     // The chain lines: as chainLines writes them, blank for chains nothing shown names.
     let lines = `*${table.name}\n`;
-    lined.forEach((chain, k) => {
-      if (lineGaps[k]! > 0) lines += '\n'.repeat(lineGaps[k]!);
-      lines += `:${chain.name}${chainRank(chain.name) === 3 && BUILTIN_CHAIN_NAMES.has(chain.name) ? ' ACCEPT [0:0]' : ' - [0:0]'}\n`;
-    });
-    if (lineGaps[lined.length]! > 0) lines += '\n'.repeat(lineGaps[lined.length]!);
+    let blank = 0;
+    for (const [rank, bucket] of g.order.entries()) {
+      for (const i of bucket) {
+        if (lined[i] === 0) {
+          blank++;
+          continue;
+        }
+        if (blank > 0) lines += '\n'.repeat(blank);
+        blank = 0;
+        const name = g.keys.names[i]!;
+        lines += `:${name}${rank === 3 && BUILTIN_CHAIN_NAMES.has(name) ? ' ACCEPT [0:0]' : ' - [0:0]'}\n`;
+      }
+    }
+    if (blank > 0) lines += '\n'.repeat(blank);
     out.push(lines);
     // The rules of the shown chains, in canonical order, blank lines for the others'.
-    ruled.forEach((chain, k) => {
-      if (ruleGaps[k]! > 0) out.push('\n'.repeat(ruleGaps[k]!));
-      chain.collectTexts(out);
-    });
-    if (ruleGaps[ruled.length]! > 0) out.push('\n'.repeat(ruleGaps[ruled.length]!));
+    blank = 0;
+    for (const bucket of g.order) {
+      for (const i of bucket) {
+        if (shown[i] === 0) {
+          blank += counts[i]!;
+          continue;
+        }
+        if (counts[i] === 0) continue;
+        if (blank > 0) out.push('\n'.repeat(blank));
+        blank = 0;
+        g.chains[i]!.collectTexts(out);
+      }
+    }
+    if (blank > 0) out.push('\n'.repeat(blank));
     out.push('COMMIT\n');
   }
   return out.join('');
