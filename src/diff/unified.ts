@@ -2,7 +2,7 @@
  * A unified diff of two texts (`diff -u` style, 3 lines of context), for `kpc check`.
  */
 
-import { editScript, type Edit } from './sequence.js';
+import { changeScript, type Change } from './sequence.js';
 
 const CONTEXT = 3;
 
@@ -17,50 +17,37 @@ function splitLines(text: string): string[] {
 export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
   const a = splitLines(oldText);
   const b = splitLines(newText);
-  const script: Edit[] = editScript(a, b) ?? [];
-  if (script.every((e) => e.op === 'keep')) return '';
+  const changes: Change[] = changeScript(a, b) ?? [];
+  if (changes.length === 0) return '';
   let out = `--- ${oldName}\n+++ ${newName}\n`;
-  // Group edits into hunks with CONTEXT lines around each change.
-  const changed = script.map((e) => e.op !== 'keep');
-  let i = 0;
-  while (i < script.length) {
-    if (!changed[i]) {
-      i++;
-      continue;
-    }
-    let start = Math.max(0, i - CONTEXT);
-    let end = i;
-    while (end < script.length) {
-      let next = end;
-      while (next < script.length && !changed[next]) next++;
-      if (next >= script.length || next - end > 2 * CONTEXT) break;
-      end = next + 1;
-      while (end < script.length && changed[end]) end++;
-    }
-    end = Math.min(script.length, end + CONTEXT);
-    const hunk = script.slice(start, end);
-    const oldStart = firstIndex(script, start, 'old');
-    const newStart = firstIndex(script, start, 'new');
-    const oldCount = hunk.filter((e) => e.op !== 'insert').length;
-    const newCount = hunk.filter((e) => e.op !== 'delete').length;
+  // Where each change leaves off: the old and new lines consumed once it is done.
+  const afterX = (c: Change) => (c.op === 'delete' ? c.x + 1 : c.x);
+  const afterY = (c: Change) => (c.op === 'insert' ? c.y + 1 : c.y);
+  let previousEnd = 0;
+  for (let first = 0; first < changes.length; ) {
+    // A hunk: changes joined while at most 2·CONTEXT unchanged lines lie between two of them.
+    let last = first;
+    while (last + 1 < changes.length && changes[last + 1]!.x - afterX(changes[last]!) <= 2 * CONTEXT) last++;
+    const f = changes[first]!;
+    const l = changes[last]!;
+    const lead = Math.min(CONTEXT, f.x - previousEnd);
+    const nextStart = last + 1 < changes.length ? changes[last + 1]!.x : a.length;
+    const trail = Math.min(CONTEXT, nextStart - afterX(l));
+    const oldStart = f.x - lead;
+    const newStart = f.y - lead;
+    const oldCount = afterX(l) + trail - oldStart;
+    const newCount = afterY(l) + trail - newStart;
     out += `@@ -${oldStart + (oldCount > 0 ? 1 : 0)},${oldCount} +${newStart + (newCount > 0 ? 1 : 0)},${newCount} @@\n`;
-    for (const e of hunk) {
-      if (e.op === 'keep') out += ` ${a[e.oldIndex]}\n`;
-      else if (e.op === 'delete') out += `-${a[e.oldIndex]}\n`;
-      else out += `+${b[e.newIndex]}\n`;
+    let x = oldStart;
+    for (let k = first; k <= last; k++) {
+      const c = changes[k]!;
+      while (x < c.x) out += ` ${a[x++]}\n`;
+      if (c.op === 'delete') out += `-${a[x++]}\n`;
+      else out += `+${b[c.y]}\n`;
     }
-    i = end;
-    start = end;
+    while (x < afterX(l) + trail) out += ` ${a[x++]}\n`;
+    previousEnd = x;
+    first = last + 1;
   }
   return out;
-}
-
-/** The 0-based old/new line number where script[k] stands. */
-function firstIndex(script: readonly Edit[], k: number, side: 'old' | 'new'): number {
-  let n = 0;
-  for (let j = 0; j < k; j++) {
-    const e = script[j]!;
-    if (side === 'old' ? e.op !== 'insert' : e.op !== 'delete') n++;
-  }
-  return n;
 }
