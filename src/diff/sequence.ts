@@ -30,7 +30,9 @@ export interface Change {
  */
 export function editScriptBy<T>(a: readonly T[], b: readonly T[], cheapEqual: (x: T, y: T) => boolean, key: (x: T) => string, maxEdits = Infinity): Edit[] | undefined {
   const [start, endA, endB] = commonEnds(a, b, cheapEqual);
-  const changes = myers(a.slice(start, endA).map(key), b.slice(start, endB).map(key), 0, endA - start, 0, endB - start, maxEdits);
+  const ka = a.slice(start, endA).map(key);
+  const kb = b.slice(start, endB).map(key);
+  const changes = changesBetween(0, ka.length, 0, kb.length, runOf(ka, kb), maxEdits);
   if (!changes) return undefined;
   const out: Edit[] = [];
   let x = 0;
@@ -45,13 +47,23 @@ export function editScriptBy<T>(a: readonly T[], b: readonly T[], cheapEqual: (x
 }
 
 /**
- * The changes only (editScript without its keeps), found in place: for two long texts' lines
- * that differ in a few places (kpc check at 20,000 Services: 685,000 lines each), the keeps
- * are most of a million objects nobody reads.
+ * The changes only (editScript without its keeps), found in place: for two long lists that
+ * differ in a few places, the keeps are most of the script and nobody reads them.
  */
 export function changeScript(a: readonly string[], b: readonly string[], maxEdits = Infinity): Change[] | undefined {
   const [start, endA, endB] = commonEnds(a, b, (x, y) => x === y);
-  return myers(a, b, start, endA, start, endB, maxEdits);
+  return changesBetween(start, endA, start, endB, runOf(a, b), maxEdits);
+}
+
+/** How many elements of a from x and of b from y on are equal, at most `max`. */
+export type Run = (x: number, y: number, max: number) => number;
+
+function runOf(a: readonly string[], b: readonly string[]): Run {
+  return (x, y, max) => {
+    let s = 0;
+    while (s < max && a[x + s] === b[y + s]) s++;
+    return s;
+  };
 }
 
 /** The length of the common head, and where the common tail starts in a and in b. */
@@ -67,8 +79,11 @@ function commonEnds<T>(a: readonly T[], b: readonly T[], equal: (x: T, y: T) => 
   return [start, endA, endB];
 }
 
-/** The changes between a[aFrom, aTo) and b[bFrom, bTo), their places counted in the ranges (not the whole lists). */
-function myers(a: readonly string[], b: readonly string[], aFrom: number, aTo: number, bFrom: number, bTo: number, maxEdits: number): Change[] | undefined {
+/**
+ * The changes between old elements [aFrom, aTo) and new ones [bFrom, bTo) (Myers), placed in
+ * the whole sequences; `run` compares them. Undefined past maxEdits.
+ */
+export function changesBetween(aFrom: number, aTo: number, bFrom: number, bTo: number, run: Run, maxEdits = Infinity): Change[] | undefined {
   const n = aTo - aFrom;
   const m = bTo - bFrom;
   const max = Math.min(n + m, maxEdits);
@@ -85,9 +100,10 @@ function myers(a: readonly string[], b: readonly string[], aFrom: number, aTo: n
       if (k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)) x = v[offset + k + 1]!;
       else x = v[offset + k - 1]! + 1;
       let y = x - k;
-      while (x < n && y < m && a[aFrom + x] === b[bFrom + y]) {
-        x++;
-        y++;
+      if (x < n && y < m) {
+        const s = run(aFrom + x, bFrom + y, Math.min(n - x, m - y));
+        x += s;
+        y += s;
       }
       v[offset + k] = x;
       if (x >= n && y >= m) return backtrack(trace, n, m, d, aFrom, bFrom);
@@ -96,7 +112,7 @@ function myers(a: readonly string[], b: readonly string[], aFrom: number, aTo: n
   return undefined;
 }
 
-/** The changes of the path myers found, in order, placed in the whole lists (`aFrom`, `bFrom` added). */
+/** The changes of the path changesBetween found, in order, placed in the whole lists (`aFrom`, `bFrom` added). */
 function backtrack(trace: Int32Array[], n: number, m: number, dFinal: number, aFrom: number, bFrom: number): Change[] {
   const changes: Change[] = [];
   let x = n;

@@ -92,7 +92,7 @@ it('gives the first implementation\'s script, valid and minimal, for 20,000 rand
     expect(applied).toEqual(b);
     expect(script.filter((e) => e.op === 'keep').length).toBe(lcs(a, b));
   }
-});
+}, 60_000); // 20,000 pairs and their references: seconds, longer under a loaded npm test
 
 it('gives up past maxEdits as before', () => {
   expect(editScript(['a', 'b', 'c'], ['x', 'y', 'z'], 2)).toBeUndefined();

@@ -74,7 +74,26 @@ it('makes the first form\'s hunks for 20,000 random pairs of texts', () => {
     if (got !== '') differing++;
   }
   expect(differing).toBeGreaterThan(15_000);
-});
+}, 60_000);
+
+it('makes the first form\'s hunks for long texts with a few changes (blocks of many lines compared at once)', () => {
+  let seed = 17;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000);
+  for (let k = 0; k < 300; k++) {
+    const a = Array.from({ length: 500 + Math.floor(rand() * 3000) }, (_, i) => (rand() < 0.2 ? 'same line' : `line ${i % 97}`));
+    const edits = Math.floor(rand() * 12);
+    const b = [...a];
+    for (let e = 0; e < edits; e++) {
+      const at = Math.floor(rand() * b.length);
+      if (rand() < 0.4) b.splice(at, 1 + Math.floor(rand() * 3));
+      else if (rand() < 0.7) b.splice(at, 0, `new ${e}`, ...(rand() < 0.5 ? ['same line'] : []));
+      else b[at] = `changed ${e}`;
+    }
+    const ta = a.join('\n') + '\n';
+    const tb = b.join('\n') + (rand() < 0.9 ? '\n' : '');
+    expect(unifiedDiff(ta, tb, 'old', 'new'), `pair ${k}`).toBe(referenceUnifiedDiff(ta, tb, 'old', 'new'));
+  }
+}, 60_000);
 
 it('is empty for equal texts and names both files otherwise', () => {
   expect(unifiedDiff('a\nb\n', 'a\nb\n', 'x', 'y')).toBe('');
