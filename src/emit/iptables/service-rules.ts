@@ -257,6 +257,11 @@ function writeFirewallChain(rs: Ruleset, p: PortPlan, ctx: SyncContext): void {
 function writeDispatchChain(rs: Ruleset, p: PortPlan, chainName: string, endpoints: readonly Endpoint[], ctx: SyncContext): void {
   const { sp } = p;
   const chain = ownChain(rs, p, chainName);
+  if (chain.countOnly) {
+    // Only counted (trace and explain, for a port they do not follow): the rules below, unmade.
+    chain.count += (sp.stickySeconds !== undefined ? 2 : 1) * endpoints.length;
+    return;
+  }
   const withComment = (ep: Endpoint) => (ctx.largeClusterMode ? '' : `-m comment --comment ${quotedComment(`${sp.spn} -> ${ep.address}`)} `);
   const seps = sepChainsOf(p, endpoints);
   if (sp.stickySeconds !== undefined) {
@@ -287,6 +292,11 @@ function writeEndpointChain(rs: Ruleset, p: PortPlan, ep: Endpoint, sep: string)
   const { sp } = p;
   // Endpoint addresses of a port are distinct, so its KUBE-SEP chains are new to the table.
   const chain = rs.nat.declareNew(sep, sp.spn);
+  if (chain.countOnly) {
+    // Only counted (trace and explain, for a port they do not follow): the two rules below, unmade.
+    chain.count += 2;
+    return;
+  }
   rs.nat.append(chain, `${p.sepComment}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
   const affinity = sp.stickySeconds !== undefined ? `-m recent --name ${sep} --set ` : '';
   rs.nat.append(chain, `${p.sepComment}${affinity}${DNAT_TO[sp.protocol]}${ep.address}`);
