@@ -35,6 +35,7 @@ import {
   type NftOperation,
   type NftState,
 } from '../../lang/nftables/index.js';
+import { changeScript } from '../sequence.js';
 
 /** An object's group: `t` the table, `c:NAME` a chain, `s:NAME` a set or map, `n:NAME` a counter. */
 type GroupKey = string;
@@ -95,24 +96,45 @@ function sameLines(a: readonly string[] | undefined, b: readonly string[] | unde
   return true;
 }
 
+/**
+ * Past this many changed lines the texts are not aligned (Myers' cost grows with them) and
+ * every group is compared.
+ */
+const MAX_ALIGNED_EDITS = 1024;
+
 function matchGroups(previous: string, next: NftTransaction): Matched | undefined {
   const head = ` ${next.family} ${next.table}`;
   const lines = previous.split('\n');
   const groups: GroupKey[] = new Array(lines.length);
-  const before = new Map<GroupKey, string[]>();
+  /** The previous lines the whole reader reads (not blank or comment), by index. */
+  const read: number[] = [];
   for (let i = 0; i < lines.length; i++) {
     const g = groupOfLine(lines[i]!, head);
     if (g === undefined) return undefined;
     groups[i] = g;
-    if (g !== '') (before.get(g) ?? before.set(g, []).get(g)!).push(lines[i]!);
+    if (g !== '') read.push(i);
   }
   const ops = next.ops;
   const opGroups: GroupKey[] = new Array(ops.length);
+  const printed: string[] = new Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    opGroups[i] = groupOfOperation(ops[i]!);
+    printed[i] = printOperation(next.family, next.table, ops[i]!);
+  }
+  // Only groups with a line the two texts do not share can differ: a group whose every line
+  // pairs with an equal line of the other text, in order, has the same lines on both sides.
+  // Those (and the table's) are compared; all of them when the texts are too far apart.
+  const candidates = groupsOfChanges(read.map((i) => lines[i]!), printed, (x) => groups[read[x]!]!, (y) => opGroups[y]!);
+  const compared = (g: GroupKey) => candidates === undefined || g === 't' || candidates.has(g);
+  const before = new Map<GroupKey, string[]>();
+  for (const i of read) {
+    const g = groups[i]!;
+    if (compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(lines[i]!);
+  }
   const after = new Map<GroupKey, string[]>();
   for (let i = 0; i < ops.length; i++) {
-    const g = groupOfOperation(ops[i]!);
-    opGroups[i] = g;
-    (after.get(g) ?? after.set(g, []).get(g)!).push(printOperation(next.family, next.table, ops[i]!));
+    const g = opGroups[i]!;
+    if (compared(g)) (after.get(g) ?? after.set(g, []).get(g)!).push(printed[i]!);
   }
   // The table's lines decide what the whole text leaves (a delete or flush of it clears all).
   if (!sameLines(before.get('t'), after.get('t')) || after.get('t')!.some((l) => !l.startsWith('add '))) return undefined;
@@ -120,6 +142,13 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   for (const [g, l] of before) if (!sameLines(l, after.get(g))) differ.add(g);
   for (const g of after.keys()) if (!before.has(g)) differ.add(g);
   return { lines, groups, ops, opGroups, differ };
+}
+
+/** The groups of the lines an edit script from `a` to `b` deletes or inserts, or undefined past MAX_ALIGNED_EDITS. */
+function groupsOfChanges(a: readonly string[], b: readonly string[], groupOfA: (x: number) => GroupKey, groupOfB: (y: number) => GroupKey): Set<GroupKey> | undefined {
+  const changes = changeScript(a, b, MAX_ALIGNED_EDITS);
+  if (changes === undefined) return undefined;
+  return new Set(changes.map((c) => (c.op === 'delete' ? groupOfA(c.x) : groupOfB(c.y))));
 }
 
 /** The previous text's differing groups read as one text (the table's lines first), or undefined when the reader refuses it. */
