@@ -267,7 +267,15 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
   const listed = new Map<string, string>();
   const entries: EntryPoint[] = [];
   const chainRules = (table: string, chain: string) => rs.tables.get(table)?.chains.get(chain)?.rules ?? [];
-  const mine = (table: string, chain: string) => chainRules(table, chain).filter((r) => belongsTo(r, plan, own));
+  // The port's rules of a shared chain, found once: the entries below ask for KUBE-SERVICES
+  // once for the cluster IP and again for each external and load-balancer IP.
+  const minePerChain = new Map<string, Rule[]>();
+  const mine = (table: string, chain: string) => {
+    const key = `${table}/${chain}`;
+    let rules = minePerChain.get(key);
+    if (rules === undefined) minePerChain.set(key, (rules = chainRules(table, chain).filter((r) => belongsTo(r, plan, own))));
+    return rules;
+  };
   const used = new Set<string>();
   const take = (rules: Rule[]) => {
     for (const r of rules) used.add(`${r.table}/${r.chain}#${r.index}`);
