@@ -28,55 +28,55 @@ export function tokenize(line: string): Token[] {
   // Scanned by index, the text between quotes, blanks and backslashes taken as slices (kube-proxy's
   // rules all carry a quoted comment: 31,000 of them to read for one kpc explain at 20,000 Services).
   const out: Token[] = [];
-  const n = line.length;
   let i = 0;
-  while (i < n) {
-    let c = line.charCodeAt(i);
+  while (i < line.length) {
+    const c = line.charCodeAt(i);
     if (c === SPACE || c === TAB) {
       i++;
       continue;
     }
-    // An argument: unquoted characters, and at most one quoted run, which ends it.
-    let text = '';
-    let quoted = false;
-    let from = i;
-    while (i < n) {
-      c = line.charCodeAt(i);
-      if (c === SPACE || c === TAB) break;
-      if (c !== QUOTE) {
-        i++;
-        continue;
-      }
-      text += line.slice(from, i);
-      quoted = true;
-      i++;
-      from = i;
-      for (;;) {
-        if (i >= n) throw syntaxError('unterminated double quote');
-        c = line.charCodeAt(i);
-        if (c === BACKSLASH) {
-          // The next character is literal (a backslash at the end leaves the quote open).
-          if (i + 1 >= n) throw syntaxError('unterminated double quote');
-          text += line.slice(from, i) + line[i + 1];
-          i += 2;
-          from = i;
-        } else if (c === QUOTE) {
-          text += line.slice(from, i);
-          i++;
-          from = i;
-          break;
-        } else i++;
-      }
-      // iptables-restore ends the argument at the closing quote.
-      break;
+    // An argument: unquoted characters, then at most one quoted run, which ends it.
+    let end = i;
+    while (end < line.length && !endsUnquoted(line.charCodeAt(end))) end++;
+    if (line.charCodeAt(end) === QUOTE) {
+      const run = quotedRun(line, end + 1);
+      out.push({ text: line.slice(i, end) + run.text, quoted: true });
+      i = run.next;
+    } else {
+      out.push({ text: line.slice(i, end), quoted: false });
+      i = end;
     }
-    if (!quoted) text = line.slice(from, i);
-    out.push({ text, quoted });
   }
   return out;
+}
+
+/**
+ * The quoted run that starts at `from` (after its opening quote): its text, a backslash
+ * making the next character literal, and where the line goes on after the closing quote.
+ */
+function quotedRun(line: string, from: number): { text: string; next: number } {
+  let text = '';
+  let start = from;
+  for (let i = from; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === QUOTE) return { text: text + line.slice(start, i), next: i + 1 };
+    if (c === BACKSLASH) {
+      // A backslash at the end leaves the quote open.
+      if (i + 1 >= line.length) break;
+      text += line.slice(start, i) + line[i + 1];
+      i++;
+      start = i + 1;
+    }
+  }
+  throw syntaxError('unterminated double quote');
 }
 
 const SPACE = 32;
 const TAB = 9;
 const QUOTE = 34;
 const BACKSLASH = 92;
+
+/** What ends an argument's unquoted characters: a blank, or a quote opening its quoted run. */
+function endsUnquoted(c: number): boolean {
+  return c === SPACE || c === TAB || c === QUOTE;
+}
