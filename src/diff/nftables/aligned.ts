@@ -16,9 +16,11 @@
  *   readPreviousBeside       the whole previous state, its equal objects being the new
  *                            state's (the same objects: consumers skip them by identity).
  * Both give what reading the text whole (readTransaction) gives, in the same order of objects.
- * They take only lines `add|flush|delete KIND FAMILY TABLE [NAME …]` of the table asked for,
- * with a plain name, and the same table lines as the new text (blank and comment lines are
- * skipped, as the whole reader does); any other text, a group the reader refuses (its line
+ * The texts are aligned as lines first (text-lines.ts): a previous line the alignment pairs
+ * with a new one is that operation's line, in its group, and is never read; the others must
+ * be lines `add|flush|delete KIND FAMILY TABLE [NAME …]` of the table asked for, with a plain
+ * name. The table lines must be the new text's (blank and comment lines are skipped, as the
+ * whole reader does); any other text, a group the reader refuses (its line
  * numbers would be the group's), or (for the delta) a set or map declared otherwise gives
  * undefined, and the caller reads the text whole, errors included. They never throw.
  */
@@ -35,7 +37,8 @@ import {
   type NftOperation,
   type NftState,
 } from '../../lang/nftables/index.js';
-import { changeScript } from '../sequence.js';
+import type { Change } from '../sequence.js';
+import { lineChanges, TextLines } from '../text-lines.js';
 
 /** An object's group: `t` the table, `c:NAME` a chain, `s:NAME` a set or map, `n:NAME` a counter. */
 type GroupKey = string;
@@ -103,17 +106,6 @@ function sameLines(a: readonly string[] | undefined, b: readonly string[] | unde
 const MAX_ALIGNED_EDITS = 1024;
 
 function matchGroups(previous: string, next: NftTransaction): Matched | undefined {
-  const head = ` ${next.family} ${next.table}`;
-  const lines = previous.split('\n');
-  const groups: GroupKey[] = new Array(lines.length);
-  /** The previous lines the whole reader reads (not blank or comment), by index. */
-  const read: number[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const g = groupOfLine(lines[i]!, head);
-    if (g === undefined) return undefined;
-    groups[i] = g;
-    if (g !== '') read.push(i);
-  }
   const ops = next.ops;
   const opGroups: GroupKey[] = new Array(ops.length);
   const printed: string[] = new Array(ops.length);
@@ -121,15 +113,23 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
     opGroups[i] = groupOfOperation(ops[i]!);
     printed[i] = printOperation(next.family, next.table, ops[i]!);
   }
+  const a = new TextLines(previous);
+  const b = new TextLines(printed.length > 0 ? `${printed.join('\n')}\n` : '');
+  // An operation printed on more than one line would put the lines out of step.
+  if (b.count !== ops.length) return undefined;
+  // Aligned, a previous line paired with a new one is that operation's line (same text, same
+  // group); only the others are read. Too far apart, every line is read and every group compared.
+  const changes = lineChanges(a, b, MAX_ALIGNED_EDITS);
+  const p = groupPrevious(a, changes, ` ${next.family} ${next.table}`, printed, opGroups);
+  if (!p) return undefined;
   // Only groups with a line the two texts do not share can differ: a group whose every line
   // pairs with an equal line of the other text, in order, has the same lines on both sides.
   // Those (and the table's) are compared; all of them when the texts are too far apart.
-  const candidates = groupsOfChanges(read.map((i) => lines[i]!), printed, (x) => groups[read[x]!]!, (y) => opGroups[y]!);
-  const compared = (g: GroupKey) => candidates === undefined || g === 't' || candidates.has(g);
+  const compared = (g: GroupKey) => changes === undefined || g === 't' || p.changed.has(g);
   const before = new Map<GroupKey, string[]>();
-  for (const i of read) {
-    const g = groups[i]!;
-    if (compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(lines[i]!);
+  for (let i = 0; i < p.lines.length; i++) {
+    const g = p.groups[i]!;
+    if (g !== '' && compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(p.lines[i]!);
   }
   const after = new Map<GroupKey, string[]>();
   for (let i = 0; i < ops.length; i++) {
@@ -141,14 +141,44 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   const differ = new Set<GroupKey>();
   for (const [g, l] of before) if (!sameLines(l, after.get(g))) differ.add(g);
   for (const g of after.keys()) if (!before.has(g)) differ.add(g);
-  return { lines, groups, ops, opGroups, differ };
+  return { lines: p.lines, groups: p.groups, ops, opGroups, differ };
 }
 
-/** The groups of the lines an edit script from `a` to `b` deletes or inserts, or undefined past MAX_ALIGNED_EDITS. */
-function groupsOfChanges(a: readonly string[], b: readonly string[], groupOfA: (x: number) => GroupKey, groupOfB: (y: number) => GroupKey): Set<GroupKey> | undefined {
-  const changes = changeScript(a, b, MAX_ALIGNED_EDITS);
-  if (changes === undefined) return undefined;
-  return new Set(changes.map((c) => (c.op === 'delete' ? groupOfA(c.x) : groupOfB(c.y))));
+/**
+ * The previous text's lines and their groups, and the groups of the lines the changes delete
+ * or insert (`changed`). A line the changes keep is its new operation's printed line, in its
+ * group; a deleted one is grouped by reading it (undefined when it cannot be). Without
+ * changes (the texts too far apart to align) every line is read.
+ */
+function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, head: string, printed: readonly string[], opGroups: readonly GroupKey[]): { lines: string[]; groups: GroupKey[]; changed: Set<GroupKey> } | undefined {
+  const lines: string[] = new Array(a.count);
+  const groups: GroupKey[] = new Array(a.count);
+  const changed = new Set<GroupKey>();
+  let c = 0;
+  for (let x = 0, y = 0; x < a.count; ) {
+    const ch = changes?.[c];
+    if (ch?.op === 'insert' && ch.x === x) {
+      changed.add(opGroups[y++]!);
+      c++;
+    } else if (changes === undefined || (ch?.op === 'delete' && ch.x === x)) {
+      const line = a.bare(x);
+      const g = groupOfLine(line, head);
+      if (g === undefined) return undefined;
+      lines[x] = line;
+      groups[x] = g;
+      if (g !== '') changed.add(g);
+      x++;
+      c++;
+    } else {
+      lines[x] = printed[y]!;
+      groups[x] = opGroups[y]!;
+      x++;
+      y++;
+    }
+  }
+  // Inserts after the last previous line.
+  for (; changes !== undefined && c < changes.length; c++) changed.add(opGroups[changes[c]!.y]!);
+  return { lines, groups, changed };
 }
 
 /** The previous text's differing groups read as one text (the table's lines first), or undefined when the reader refuses it. */

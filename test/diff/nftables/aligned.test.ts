@@ -26,7 +26,7 @@ import { readChangedTransactions, readPreviousBeside } from '../../../src/diff/n
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
 import { buildTransaction } from '../../../src/emit/nftables/index.js';
-import { applyTransaction, emptyState, readTransaction, renderTransactionText, type NftState, type NftTransaction } from '../../../src/lang/nftables/index.js';
+import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransactionText, type NftState } from '../../../src/lang/nftables/index.js';
 import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
 
@@ -190,6 +190,34 @@ describe('nftables: a previous transaction read beside the new one', () => {
     expect(beside).toBeGreaterThan(total / 2);
     expect(changed).toBeGreaterThan(total / 2);
     expect(shared).toBeGreaterThan(beside);
+  });
+
+  it('texts too far apart to align (past 1,024 changed lines): every line read, the same states and delta', SLOW, () => {
+    // 1,500 chains of two rules and a set of 1,500 elements; the previous text has each
+    // chain's rules in the other order, and another element every tenth.
+    const tx = new NftTransaction('ip', TABLE);
+    tx.add({ kind: 'table', comment: 'rules for kube-proxy' });
+    tx.add({ kind: 'set', name: 'addrs', type: 'ipv4_addr' });
+    for (let i = 0; i < 1500; i++) {
+      const chain = `chain-${i}`;
+      tx.add({ kind: 'chain', name: chain });
+      tx.add({ kind: 'rule', chain, rule: `ip daddr 10.0.${i >> 8}.${i & 255} counter` });
+      tx.add({ kind: 'rule', chain, rule: 'counter accept' });
+      tx.add({ kind: 'element', container: 'addrs', key: [`10.1.${i >> 8}.${i & 255}`] });
+    }
+    const state = applyTransaction(emptyState('ip', TABLE), tx);
+    const lines = renderTransactionText(tx).split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i]!.startsWith('add rule ') && lines[i + 1]?.startsWith('add rule ')) [lines[i], lines[i + 1]] = [lines[i + 1]!, lines[i]!];
+      if (lines[i]!.startsWith('add element ') && i % 40 === 0) lines[i] = lines[i]!.replace('10.1.', '10.2.');
+    }
+    const prev = lines.join('\n');
+    const whole = readTransaction(prev, 'ip', TABLE);
+    const b = readPreviousBeside(prev, tx, state);
+    expect(b && view(b)).toEqual(view(whole));
+    const c = readChangedTransactions(prev, tx)!;
+    expect(c.before.chains.size).toBe(1500);
+    expect(renderTransactionText(nftDelta(c.before, c.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
   });
 
   it('the same text: nothing differs, every object shared, an empty delta', SLOW, async () => {
