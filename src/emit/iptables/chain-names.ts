@@ -8,7 +8,7 @@
  * is a tree of pieces in V8: more objects to keep, slower to compare.)
  */
 
-import { sha256Words } from './sha256.js';
+import { sha256Words } from '../common/sha256.js';
 import type { Protocol } from '../../ir/model.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

@@ -6,7 +6,6 @@
  * 8 characters of base32(sha256(the rest)); cut to 240 bytes with "..." when longer.
  */
 
-import { createHash } from 'node:crypto';
 import type { Endpoint, ServicePort } from '../../ir/model.js';
 import {
   AFFINITY_SET_PREFIX,
@@ -17,23 +16,36 @@ import {
   NAME_LENGTH_MAX,
   SERVICE_CHAIN_PREFIX,
 } from '../../lang/nftables/index.js';
+import { sha256Words } from '../common/sha256.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** chainNameBaseLengthMax: knftables.NameLengthMax minus the longest prefix (16). */
 const BASE_LENGTH_MAX = NAME_LENGTH_MAX - 16;
 
-/** The first 8 characters of RFC 4648 base32 of SHA-256 (40 bits: the digest's first 5 bytes). */
-function hash8(text: string): string {
-  const d = createHash('sha256').update(text, 'utf8').digest();
-  let bits = 0n;
-  for (let i = 0; i < 5; i++) bits = (bits << 8n) | BigInt(d[i]!);
-  let out = '';
-  for (let k = 7; k >= 0; k--) out += BASE32[Number((bits >> BigInt(k * 5)) & 31n)];
-  return out;
+/**
+ * The first 8 characters of RFC 4648 base32 of SHA-256 of `head + tail` (40 bits: all of the
+ * digest's first word, the top byte of its second). In two parts so that one service port's
+ * endpoints hash their shared head once (common/sha256.ts keeps it between calls).
+ */
+function hash8(head: string, tail = ''): string {
+  const w = sha256Words(head, tail);
+  const w0 = w[0]!;
+  const w1 = w[1]!;
+  return (
+    BASE32[(w0 >>> 27) & 31]! +
+    BASE32[(w0 >>> 22) & 31]! +
+    BASE32[(w0 >>> 17) & 31]! +
+    BASE32[(w0 >>> 12) & 31]! +
+    BASE32[(w0 >>> 7) & 31]! +
+    BASE32[(w0 >>> 2) & 31]! +
+    BASE32[((w0 << 3) | (w1 >>> 29)) & 31]! +
+    BASE32[(w1 >>> 24) & 31]!
+  );
 }
 
-export function hashAndTruncate(name: string): string {
-  const out = `${hash8(name)}-${name}`;
+/** `HASH8-name`, cut to the base's longest with "..." (hashAndTruncate); `name` is `head + tail`. */
+export function hashAndTruncate(head: string, tail = ''): string {
+  const out = `${hash8(head, tail)}-${head}${tail}`;
   return out.length > BASE_LENGTH_MAX ? `${out.slice(0, BASE_LENGTH_MAX - 3)}...` : out;
 }
 
@@ -61,6 +73,6 @@ export interface EndpointNames {
 
 export function endpointNames(sp: ServicePort, ep: Endpoint): EndpointNames {
   const ip = ep.ip.includes(':') ? ep.ip.replaceAll(':', '.') : ep.ip;
-  const base = hashAndTruncate(`${sp.namespace}/${sp.name}/${sp.protocol.toLowerCase()}/${sp.portName}__${ip}/${ep.port}`);
+  const base = hashAndTruncate(`${sp.namespace}/${sp.name}/${sp.protocol.toLowerCase()}/${sp.portName}__`, `${ip}/${ep.port}`);
   return { chain: ENDPOINT_CHAIN_PREFIX + base, affinitySet: AFFINITY_SET_PREFIX + base };
 }

@@ -1,7 +1,8 @@
 /**
- * SHA-256 (FIPS 180-4) of an ASCII string, in plain JavaScript, for kube-proxy's chain names.
+ * SHA-256 (FIPS 180-4) of an ASCII string, in plain JavaScript, for kube-proxy's chain names
+ * (iptables' KUBE-SEP-…, nftables' endpoint-…).
  *
- * Why not node:crypto: a 20,000-Service ruleset names a quarter of a million KUBE-SEP
+ * Why not node:crypto: a 20,000-Service ruleset names a quarter of a million endpoint
  * chains, each the hash of a ~40-character string. For inputs that small the native call,
  * the string conversion and the result Buffer cost more than the hash itself; this loop
  * does the same work without them (about twice as fast). Strings with any non-ASCII

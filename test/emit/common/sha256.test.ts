@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sha256 } from '../../../src/emit/iptables/sha256.js';
+import { sha256 } from '../../../src/emit/common/sha256.js';
 
 const native = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const ours = (s: string) => Buffer.from(sha256(s)).toString('hex');
