@@ -98,6 +98,15 @@ describe('lazy reading', () => {
     expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(5);
   });
 
+  it('a run of appends to one chain, blank lines and counters among them: the same rules, a bad one at its line', () => {
+    const good = '*filter\n:A - [0:0]\n:B - [0:0]\n-A A -j ACCEPT\n\n-A A -p tcp -j ACCEPT\n[3:4] -A A -j DROP\n-A A -p udp -j ACCEPT\n-A B -j A\n-A A -j RETURN\nCOMMIT\n';
+    same(good);
+    expect(readRules(good, { lazy: true }).tables.get('filter')!.chains.get('A')!.rules.map((r) => r.line)).toEqual([4, 6, 7, 8, 10]);
+    const bad = '*filter\n:A - [0:0]\n-A A -j ACCEPT\n\n\n-A A -p tcp -j ACCEPT\n-A A --bogus 1 -j ACCEPT\nCOMMIT';
+    expect(refusedAt(() => readRules(bad))).toBe(7);
+    expect(refusedAt(() => readRules(bad, { lazy: true }).tables.get('filter')!.chains.get('A')!.rules)).toBe(7);
+  });
+
   it('a bad rule before a declaration is reported by the declaration, as eagerly', () => {
     const text = '*filter\n:A - [0:0]\n-A A --bogus 1 -j ACCEPT\n:B - [0:0]\nCOMMIT\n';
     expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(3);
