@@ -83,9 +83,14 @@ function groupOfLine(line: string, head: string): GroupKey | undefined {
 
 /** What both texts' groups are, and which differ. */
 interface Matched {
-  /** The previous text's lines and their groups ('' for skipped lines). */
-  lines: string[];
+  /** The previous text's lines: each one's group ('' for skipped lines), and its text (lineOf). */
   groups: GroupKey[];
+  /** Per previous line, the new operation the alignment pairs it with (its text and meaning), or -1. */
+  opOf: Int32Array;
+  /** The text of each previous line not paired with an operation (the others are holes). */
+  read: string[];
+  /** The new operations' lines. */
+  printed: string[];
   /** The new transaction's operations and their groups. */
   ops: readonly NftOperation[];
   opGroups: GroupKey[];
@@ -120,16 +125,17 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   // Aligned, a previous line paired with a new one is that operation's line (same text, same
   // group); only the others are read. Too far apart, every line is read and every group compared.
   const changes = lineChanges(a, b, MAX_ALIGNED_EDITS);
-  const p = groupPrevious(a, changes, ` ${next.family} ${next.table}`, printed, opGroups);
+  const p = groupPrevious(a, changes, ` ${next.family} ${next.table}`, opGroups);
   if (!p) return undefined;
   // Only groups with a line the two texts do not share can differ: a group whose every line
   // pairs with an equal line of the other text, in order, has the same lines on both sides.
   // Those (and the table's) are compared; all of them when the texts are too far apart.
   const compared = (g: GroupKey) => changes === undefined || g === 't' || p.changed.has(g);
   const before = new Map<GroupKey, string[]>();
-  for (let i = 0; i < p.lines.length; i++) {
+  const m: Matched = { groups: p.groups, opOf: p.opOf, read: p.read, printed, ops, opGroups, differ: new Set<GroupKey>() };
+  for (let i = 0; i < p.groups.length; i++) {
     const g = p.groups[i]!;
-    if (g !== '' && compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(p.lines[i]!);
+    if (g !== '' && compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(lineOf(m, i));
   }
   const after = new Map<GroupKey, string[]>();
   for (let i = 0; i < ops.length; i++) {
@@ -138,21 +144,37 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   }
   // The table's lines decide what the whole text leaves (a delete or flush of it clears all).
   if (!sameLines(before.get('t'), after.get('t')) || after.get('t')!.some((l) => !l.startsWith('add '))) return undefined;
-  const differ = new Set<GroupKey>();
-  for (const [g, l] of before) if (!sameLines(l, after.get(g))) differ.add(g);
-  for (const g of after.keys()) if (!before.has(g)) differ.add(g);
-  return { lines: p.lines, groups: p.groups, ops, opGroups, differ };
+  for (const [g, l] of before) if (!sameLines(l, after.get(g))) m.differ.add(g);
+  for (const g of after.keys()) if (!before.has(g)) m.differ.add(g);
+  return m;
+}
+
+/** Previous line x's verb and kind: its operation's when paired, else its first two words. */
+function commandOf(m: Matched, x: number): { verb: string; kind: string } {
+  const y = m.opOf[x]!;
+  if (y >= 0) return { verb: m.ops[y]!.verb, kind: m.ops[y]!.object.kind };
+  const line = m.read[x]!;
+  const verbEnd = line.indexOf(' ');
+  return { verb: line.slice(0, verbEnd), kind: line.slice(verbEnd + 1, line.indexOf(' ', verbEnd + 1)) };
+}
+
+/** Previous line x's text. */
+function lineOf(m: Pick<Matched, 'opOf' | 'read' | 'printed'>, x: number): string {
+  const y = m.opOf[x]!;
+  return y >= 0 ? m.printed[y]! : m.read[x]!;
 }
 
 /**
- * The previous text's lines and their groups, and the groups of the lines the changes delete
- * or insert (`changed`). A line the changes keep is its new operation's printed line, in its
- * group; a deleted one is grouped by reading it (undefined when it cannot be). Without
- * changes (the texts too far apart to align) every line is read.
+ * The previous text's lines: their groups, the operation each kept one is, the text of the
+ * others; and the groups of the lines the changes delete or insert (`changed`). A line the
+ * changes keep is its new operation's printed line, in its group; a deleted one is grouped by
+ * reading it (undefined when it cannot be). Without changes (the texts too far apart to
+ * align) every line is read.
  */
-function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, head: string, printed: readonly string[], opGroups: readonly GroupKey[]): { lines: string[]; groups: GroupKey[]; changed: Set<GroupKey> } | undefined {
-  const lines: string[] = new Array(a.count);
+function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, head: string, opGroups: readonly GroupKey[]): { groups: GroupKey[]; opOf: Int32Array; read: string[]; changed: Set<GroupKey> } | undefined {
   const groups: GroupKey[] = new Array(a.count);
+  const opOf = new Int32Array(a.count).fill(-1);
+  const read: string[] = new Array(a.count);
   const changed = new Set<GroupKey>();
   let c = 0;
   for (let x = 0, y = 0; x < a.count; ) {
@@ -164,13 +186,13 @@ function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, hea
       const line = a.bare(x);
       const g = groupOfLine(line, head);
       if (g === undefined) return undefined;
-      lines[x] = line;
+      read[x] = line;
       groups[x] = g;
       if (g !== '') changed.add(g);
       x++;
       c++;
     } else {
-      lines[x] = printed[y]!;
+      opOf[x] = y;
       groups[x] = opGroups[y]!;
       x++;
       y++;
@@ -178,15 +200,15 @@ function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, hea
   }
   // Inserts after the last previous line.
   for (; changes !== undefined && c < changes.length; c++) changed.add(opGroups[changes[c]!.y]!);
-  return { lines, groups, changed };
+  return { groups, opOf, read, changed };
 }
 
 /** The previous text's differing groups read as one text (the table's lines first), or undefined when the reader refuses it. */
 function readDiffering(m: Matched, family: NftFamily, table: string): NftState | undefined {
   const kept: string[] = [];
-  for (let i = 0; i < m.lines.length; i++) {
+  for (let i = 0; i < m.groups.length; i++) {
     const g = m.groups[i]!;
-    if (g === 't' || m.differ.has(g)) kept.push(m.lines[i]!);
+    if (g === 't' || m.differ.has(g)) kept.push(lineOf(m, i));
   }
   try {
     return readTransaction(kept.join('\n'), family, table);
@@ -235,15 +257,14 @@ export function readPreviousBeside(previous: string, next: NftTransaction, nextS
   // The order objects are made in (what the whole reader's maps iterate in): an add of an
   // absent object puts it last, a delete takes it out.
   const order = new Map<GroupKey, true>();
-  for (let i = 0; i < m.lines.length; i++) {
+  for (let i = 0; i < m.groups.length; i++) {
     const g = m.groups[i]!;
     if (g === '' || g === 't') continue;
-    const line = m.lines[i]!;
-    const kind = line.slice(line.indexOf(' ') + 1, line.indexOf(' ', line.indexOf(' ') + 1));
+    const { verb, kind } = commandOf(m, i);
     if (kind === 'rule' || kind === 'element') continue;
-    if (line.startsWith('add ')) {
+    if (verb === 'add') {
       if (!order.has(g)) order.set(g, true);
-    } else if (line.startsWith('delete ')) order.delete(g);
+    } else if (verb === 'delete') order.delete(g);
   }
   const state = emptyState(next.family, next.table);
   state.exists = differing.exists;
