@@ -46,15 +46,6 @@ export function editScriptBy<T>(a: readonly T[], b: readonly T[], cheapEqual: (x
   return out;
 }
 
-/**
- * The changes only (editScript without its keeps), found in place: for two long lists that
- * differ in a few places, the keeps are most of the script and nobody reads them.
- */
-export function changeScript(a: readonly string[], b: readonly string[], maxEdits = Infinity): Change[] | undefined {
-  const [start, endA, endB] = commonEnds(a, b, (x, y) => x === y);
-  return changesBetween(start, endA, start, endB, runOf(a, b), maxEdits);
-}
-
 /** How many elements of a from x and of b from y on are equal, at most `max`. */
 export type Run = (x: number, y: number, max: number) => number;
 

@@ -43,9 +43,8 @@ export class TextLines {
 
   /** Line i as `diff -u` prints it: without its newline, or marked as lacking one. */
   line(i: number): string {
-    const end = this.starts[i + 1]!;
-    if (this.text.charCodeAt(end - 1) === 10) return this.text.substring(this.starts[i]!, end - 1);
-    return `${this.text.substring(this.starts[i]!, end)}\n\\ No newline at end of file`;
+    if (this.text.charCodeAt(this.starts[i + 1]! - 1) === 10) return this.bare(i);
+    return `${this.bare(i)}\n\\ No newline at end of file`;
   }
 }
 

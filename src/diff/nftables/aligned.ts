@@ -190,7 +190,7 @@ function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, hea
       groups[x] = g;
       if (g !== '') changed.add(g);
       x++;
-      c++;
+      if (changes !== undefined) c++;
     } else {
       opOf[x] = y;
       groups[x] = opGroups[y]!;
