@@ -28,7 +28,9 @@ const BASE_LENGTH_MAX = NAME_LENGTH_MAX - 16;
  * endpoints hash their shared head once (common/sha256.ts keeps it between calls).
  */
 function hash8(head: string, tail = ''): string {
-  const w = sha256Words(head, tail);
+  // The head as sha256Words' first part, the tail as its last: a call with the last call's
+  // head copies only the tail into the message.
+  const w = sha256Words(head, '', tail);
   const w0 = w[0]!;
   const w1 = w[1]!;
   return (
