@@ -8,7 +8,7 @@
  * outputs of kpc share almost all their rule texts, so comparing them parses almost nothing.
  */
 
-import type { Ruleset } from '../../lang/iptables/ruleset.js';
+import { duplicateChain, type Ruleset } from '../../lang/iptables/ruleset.js';
 import { parseRuleArgs, TARGET_EXTENSIONS } from '../../lang/iptables/parse-rule.js';
 import { readRules } from '../../lang/iptables/read.js';
 import { tokenize } from '../../lang/iptables/tokenize.js';
@@ -381,7 +381,13 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
   const state = emptyState();
   for (const name of TABLES) {
     const chains = state.get(name)!;
-    for (const chain of rs[name].chains.values()) chains.set(chain.name, new TextChain(chain.name, BUILTIN_CHAIN_NAMES.has(chain.name), chain.text(), facts, 0, chain.port));
+    // The declared chains as a list (Table.chains would build a map of them first); a name
+    // declared twice is the same internal error as there.
+    for (const chain of rs[name].allChains()) {
+      const size = chains.size;
+      chains.set(chain.name, new TextChain(chain.name, BUILTIN_CHAIN_NAMES.has(chain.name), chain.text(), facts, 0, chain.port));
+      if (chains.size === size) throw duplicateChain(name, chain.name);
+    }
     builtTables.add(chains);
   }
   return state;
