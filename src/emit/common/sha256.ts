@@ -79,6 +79,20 @@ function copyCodes(s: string, m: Uint8Array, at: number): number {
   return all;
 }
 
+/** RFC 4648 base32's alphabet, in which kube-proxy writes its chain-name hashes. */
+export const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/**
+ * The k-th base32 digit (0-31) of a digest given as big-endian words (sha256Words): the five
+ * bits from bit 5k, continuing into the next word when they cross one.
+ */
+export function base32Digit(words: Int32Array, k: number): number {
+  const bit = k * 5;
+  const word = words[bit >>> 5]!;
+  const offset = bit & 31;
+  return (offset <= 27 ? word >>> (27 - offset) : (word << (offset - 27)) | (words[(bit >>> 5) + 1]! >>> (59 - offset))) & 31;
+}
+
 function wordsOf(digest: Uint8Array): Int32Array {
   for (let i = 0; i < 8; i++) STATE[i] = (digest[i * 4]! << 24) | (digest[i * 4 + 1]! << 16) | (digest[i * 4 + 2]! << 8) | digest[i * 4 + 3]!;
   return STATE;

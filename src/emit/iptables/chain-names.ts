@@ -8,10 +8,9 @@
  * is a tree of pieces in V8: more objects to keep, slower to compare.)
  */
 
-import { sha256Words } from '../common/sha256.js';
+import { BASE32, base32Digit, sha256Words } from '../common/sha256.js';
 import type { Protocol } from '../../ir/model.js';
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 const SUFFIX_LENGTH = 16;
 
 /**
@@ -20,14 +19,7 @@ const SUFFIX_LENGTH = 16;
  */
 function putHashSuffix(spn: string, protocol: string, endpoint: string, codes: number[], at: number): void {
   const words = sha256Words(spn, protocol, endpoint);
-  for (let k = 0; k < SUFFIX_LENGTH; k++) {
-    const bit = k * 5; // of the big-endian digest
-    const word = words[bit >>> 5]!;
-    const offset = bit & 31;
-    // The five bits at `offset` of `word`, continuing into the next word when they cross it.
-    const digit = offset <= 27 ? word >>> (27 - offset) : (word << (offset - 27)) | (words[(bit >>> 5) + 1]! >>> (59 - offset));
-    codes[at + k] = BASE32.charCodeAt(digit & 31);
-  }
+  for (let k = 0; k < SUFFIX_LENGTH; k++) codes[at + k] = BASE32.charCodeAt(base32Digit(words, k));
 }
 
 /**

@@ -16,33 +16,20 @@ import {
   NAME_LENGTH_MAX,
   SERVICE_CHAIN_PREFIX,
 } from '../../lang/nftables/index.js';
-import { sha256Words } from '../common/sha256.js';
+import { BASE32, base32Digit, sha256Words } from '../common/sha256.js';
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** chainNameBaseLengthMax: knftables.NameLengthMax minus the longest prefix (16). */
 const BASE_LENGTH_MAX = NAME_LENGTH_MAX - 16;
 
 /**
- * The first 8 characters of RFC 4648 base32 of SHA-256 of `head + tail` (40 bits: all of the
- * digest's first word, the top byte of its second). In two parts so that one service port's
- * endpoints hash their shared head once (common/sha256.ts keeps it between calls).
+ * The first 8 characters of RFC 4648 base32 of SHA-256 of `head + tail` (its first 40 bits).
+ * The head is sha256Words' first part and the tail its last: one service port's endpoints
+ * share the head, and a call with the last call's head copies only the tail into the message.
  */
 function hash8(head: string, tail = ''): string {
-  // The head as sha256Words' first part, the tail as its last: a call with the last call's
-  // head copies only the tail into the message.
-  const w = sha256Words(head, '', tail);
-  const w0 = w[0]!;
-  const w1 = w[1]!;
-  return (
-    BASE32[(w0 >>> 27) & 31]! +
-    BASE32[(w0 >>> 22) & 31]! +
-    BASE32[(w0 >>> 17) & 31]! +
-    BASE32[(w0 >>> 12) & 31]! +
-    BASE32[(w0 >>> 7) & 31]! +
-    BASE32[(w0 >>> 2) & 31]! +
-    BASE32[((w0 << 3) | (w1 >>> 29)) & 31]! +
-    BASE32[(w1 >>> 24) & 31]!
-  );
+  const words = sha256Words(head, '', tail);
+  const digit = (k: number) => BASE32.charCodeAt(base32Digit(words, k));
+  return String.fromCharCode(digit(0), digit(1), digit(2), digit(3), digit(4), digit(5), digit(6), digit(7));
 }
 
 /** `HASH8-name`, cut to the base's longest with "..." (hashAndTruncate); `name` is `head + tail`. */
