@@ -84,3 +84,17 @@ export function chainLines(c: PortChange, paint: Paint): string {
 export function reportJSON(report: { changed: boolean; servicePorts: readonly PortChange[] }): string {
   return `${JSON.stringify(report, null, 2)}\n`;
 }
+
+/**
+ * The names in either map whose objects are not `same` (or are in one map only), sorted: a
+ * state of 260,000 chains that differs in a few is compared without sorting every name.
+ */
+export function differingNames<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>, same: (prev: T, next: T) => boolean): string[] {
+  const out: string[] = [];
+  for (const [name, prev] of before) {
+    const next = after.get(name);
+    if (next === undefined || !same(prev, next)) out.push(name);
+  }
+  for (const name of after.keys()) if (!before.has(name)) out.push(name);
+  return out.sort();
+}

@@ -10,7 +10,7 @@
  * KUBE-FORWARD, ...) is reported under "node".
  */
 
-import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
+import { addEndpointChanges, chainLines, differingNames, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 import { commentedServiceJumps, serviceJumps } from './jumps.js';
 import { isBuiltTable, isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TextChain, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
 
@@ -273,14 +273,7 @@ function sameReportedChains(before: IptablesState, after: IptablesState): boolea
  * differ between `b` and `a`, or are in one only, sorted.
  */
 function differingChains(table: string, b: TableState, a: TableState): string[] {
-  const names: string[] = [];
-  for (const [name, prev] of b) {
-    const next = a.get(name);
-    if (next !== undefined && sameRules(prev, next)) continue;
-    if (isKubeProxyChain(table, name)) names.push(name);
-  }
-  for (const name of a.keys()) if (!b.has(name) && isKubeProxyChain(table, name)) names.push(name);
-  return names.sort();
+  return differingNames(b, a, sameRules).filter((name) => isKubeProxyChain(table, name));
 }
 
 export function diffStates(before: IptablesState, after: IptablesState): DiffReport {

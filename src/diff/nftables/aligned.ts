@@ -159,7 +159,7 @@ function commandOf(m: Matched, x: number): { verb: string; kind: string } {
 }
 
 /** Previous line x's text. */
-function lineOf(m: Pick<Matched, 'opOf' | 'read' | 'printed'>, x: number): string {
+function lineOf(m: Matched, x: number): string {
   const y = m.opOf[x]!;
   return y >= 0 ? m.printed[y]! : m.read[x]!;
 }

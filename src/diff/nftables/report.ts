@@ -18,7 +18,7 @@
 
 import { editScript } from '../sequence.js';
 import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement, type StateSet } from '../../lang/nftables/index.js';
-import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
+import { addEndpointChanges, chainLines, differingNames, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 
 export interface ElementRef {
   /** The set or map. */
@@ -355,20 +355,6 @@ function ruleDiff(before: StateChain, after: StateChain): { added: string[]; rem
     else if (e.op === 'delete') removed.push(show(before.rules[e.oldIndex]!));
   }
   return { added, removed };
-}
-
-/**
- * The names in either map whose objects are not `same` (or are in one map only), sorted: a
- * state of 260,000 chains that differs in a few is compared without sorting every name.
- */
-function differingNames<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>, same: (prev: T, next: T) => boolean): string[] {
-  const out: string[] = [];
-  for (const [name, prev] of before) {
-    const next = after.get(name);
-    if (next === undefined || !same(prev, next)) out.push(name);
-  }
-  for (const name of after.keys()) if (!before.has(name)) out.push(name);
-  return out.sort();
 }
 
 export function diffNftStates(before: NftState, after: NftState): NftDiffReport {
