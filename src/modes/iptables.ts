@@ -5,11 +5,11 @@
 
 import { buildFocusedRuleset, buildRuleset } from '../emit/iptables/index.js';
 import type { Ruleset } from '../lang/iptables/ruleset.js';
-import { gatherRuleset, renderFocusedText, renderGathered, renderRuleset, renderRulesetText } from '../lang/iptables/print.js';
+import { gatherRuleset, renderFocusedText, renderGathered, renderRuleset, renderRulesetText, type GatheredRuleset } from '../lang/iptables/print.js';
 import { readChangedChains, wholeStates, type ChangedChains } from '../diff/iptables/aligned.js';
 import { renderDelta } from '../diff/iptables/delta.js';
-import { diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
-import { countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
+import { diffChangedStates, diffStates, renderReport, reportJSON } from '../diff/iptables/report.js';
+import { BuiltChains, countServiceRules, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../diff/iptables/state.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
@@ -56,7 +56,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * A previous text the aligned reader does not take is read whole here, before anything is
    * written, with the errors it always gave.
    */
-  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains; rs: Ruleset } | { kind: 'whole'; state: IptablesState };
+  type After = { kind: 'same' } | { kind: 'changed'; changed: ChangedChains; rs: Ruleset; printed: GatheredRuleset } | { kind: 'whole'; state: IptablesState };
   function afterState(options: EmitOptions, changedOnly: true): After;
   function afterState(options: EmitOptions, changedOnly: false): Exclude<After, { kind: 'changed' }>;
   function afterState(options: EmitOptions, changedOnly: boolean): After {
@@ -73,7 +73,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       } finally {
         bytes?.close();
       }
-      if (changed !== undefined) return { kind: 'changed', changed, rs };
+      if (changed !== undefined) return { kind: 'changed', changed, rs, printed };
     }
     previousState();
     return { kind: 'whole', state: stateOfRuleset(rs, facts) };
@@ -98,13 +98,14 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       return { output: { form: 'text', chunks: () => [render()] }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      // The report follows jumps through unchanged chains (ownership): the whole states, the
-      // previous one made from the new one and the chains that differ when it is kpc's
-      // printed form (wholeStates).
+      // The report follows jumps through unchanged chains (ownership). When the previous text
+      // is kpc's printed form, the chains that differ and the new ruleset's looked up by name
+      // (the whole states, the previous one made from the new one, where it must: wholeStates).
       const after = afterState(options, true);
       const report = after.kind === 'same' ? { changed: false, servicePorts: [] } : placed(path, option, () => {
-        const states = after.kind === 'changed' ? wholeStates(after.changed, stateOfRuleset(after.rs, facts)) : { before: previousState(), after: after.state };
-        return diffStates(states.before, states.after);
+        if (after.kind === 'whole') return diffStates(previousState(), after.state);
+        const built = (table: 'filter' | 'nat') => new BuiltChains(after.printed[table], facts);
+        return diffChangedStates(after.changed, built, () => wholeStates(after.changed, stateOfRuleset(after.rs, facts)));
       });
       return { changed: report.changed, text: (paint) => renderReport(report, paint), json: () => reportJSON(report) };
     },

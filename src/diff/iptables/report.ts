@@ -10,9 +10,9 @@
  * KUBE-FORWARD, ...) is reported under "node".
  */
 
-import { addEndpointChanges, chainLines, differingNames, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
+import { addEndpointChanges, chainLines, endpointLines, NO_PAINT, reportJSON as portReportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 import { commentedServiceJumps, serviceJumps } from './jumps.js';
-import { isBuiltTable, isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TextChain, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+import { isBuiltTable, isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TextChain, TOP_LEVEL_CHAINS, type ChainLookup, type ChainState, type IptablesState, type TableState } from './state.js';
 
 export type { ChainChange, PortChange, RuleRef } from '../port-report.js';
 
@@ -31,7 +31,7 @@ function portOfComment(comment: string | undefined): string | undefined {
 }
 
 /** The commented top-level rules' jumps to per-service chains, in the walk's order. */
-export function topJumps(chains: TableState): Array<[port: string, chain: string]> {
+export function topJumps(chains: ChainLookup): Array<[port: string, chain: string]> {
   const out: Array<[string, string]> = [];
   for (const top of TOP_LEVEL_CHAINS) {
     const chain = chains.get(top);
@@ -55,7 +55,7 @@ export interface Walked {
  * every chain reached from it by jumps; a chain reached from two ports keeps the first
  * (`contended` says it happened: then which is first depends on every rule of the table).
  */
-export function walk(chains: TableState, starts: Iterable<[string, string]>): Walked {
+export function walk(chains: ChainLookup, starts: Iterable<[string, string]>): Walked {
   const owner = new Map<string, string>();
   let contended = false;
   const queue: string[] = []; // chains whose owner is set and whose jumps are not followed yet
@@ -106,8 +106,8 @@ function wholeOwners(w: Walked): TableOwners {
  * walked), so it owns the same chains. Undefined where that does not hold (the whole walk).
  */
 function ownersBeside(
-  b: TableState,
-  a: TableState,
+  b: ChainLookup,
+  a: ChainLookup,
   starts: Array<[string, string]>,
   differing: readonly string[],
   after: Walked,
@@ -146,23 +146,56 @@ function ownersBeside(
   };
 }
 
+/** A chain's name and its state on each side (undefined: not on that side). */
+type Sides = [name: string, prev: ChainState | undefined, next: ChainState | undefined];
+
 /**
- * Each per-service chain that differs between `b` and `a` or is in `a` only: what ownersBeside
- * walks again the ports of. A SEP chain whose rules are equal but not by text is one too (its
- * DNAT is compared).
+ * One table, before and after, as the report reads it. `differing` holds every chain that is
+ * not the same object on both sides: a chain shared by both states is the same chain, and two
+ * kpc outputs share almost all. `every` goes over every name, for the one step that looks at
+ * unchanged chains too (portsWithEndpointChanges); it is undefined when the sides know only
+ * the differing chains and look the others up in the new ruleset (diffChangedStates).
  */
-function differingServiceChains(b: TableState, a: TableState): string[] {
-  const names: string[] = [];
+interface TablePair {
+  before: ChainLookup;
+  after: ChainLookup;
+  /** `after` is made from the emitter's ruleset (see walkOfDiffering). */
+  built: boolean;
+  differing: readonly Sides[];
+  every?: () => Iterable<Sides>;
+}
+
+/** The pair of two whole tables. */
+function pairOfTables(b: TableState, a: TableState): TablePair {
+  const differing: Sides[] = [];
   for (const [name, prev] of b) {
     const next = a.get(name);
-    if (isServiceChain(name) && prev !== next && (!sameRules(prev, next) || (name.startsWith('KUBE-SEP-') && !sameSpecs(prev, next!)))) names.push(name);
+    if (prev !== next) differing.push([name, prev, next]);
   }
-  for (const name of a.keys()) if (!b.has(name) && isServiceChain(name)) names.push(name);
+  for (const [name, next] of a) if (!b.has(name)) differing.push([name, undefined, next]);
+  function* every(): Iterable<Sides> {
+    for (const [name, prev] of b) yield [name, prev, a.get(name)];
+    for (const [name, next] of a) if (!b.has(name)) yield [name, undefined, next];
+  }
+  return { before: b, after: a, built: isBuiltTable(a), differing, every };
+}
+
+/**
+ * Each per-service chain that differs between the sides or is in the new one only: what
+ * ownersBeside walks again the ports of. A SEP chain whose rules are equal but not by text is
+ * one too (its DNAT is compared).
+ */
+function differingServiceChains(pair: TablePair): string[] {
+  const names: string[] = [];
+  for (const [name, prev, next] of pair.differing) {
+    if (!isServiceChain(name) || prev === next) continue;
+    if (prev === undefined || next === undefined || !sameRules(prev, next) || (name.startsWith('KUBE-SEP-') && !sameSpecs(prev, next))) names.push(name);
+  }
   return names;
 }
 
 /** The service port the emitter built a chain of `table` for (undefined for a fixed chain). */
-function builtPort(table: TableState, name: string): string | undefined {
+function builtPort(table: ChainLookup, name: string): string | undefined {
   const chain = table.get(name);
   return chain instanceof TextChain ? chain.port : undefined;
 }
@@ -178,7 +211,7 @@ function builtPort(table: TableState, name: string): string | undefined {
  * (every start's jump and every chain reached); undefined when one disagrees (then the whole
  * walk). test/diff/iptables/built-walk.test.ts holds the emitter to it.
  */
-export function walkOfDiffering(a: TableState, starts: Array<[string, string]>, differing: readonly string[]): Walked | undefined {
+export function walkOfDiffering(a: ChainLookup, starts: Array<[string, string]>, differing: readonly string[]): Walked | undefined {
   for (const [port, jump] of starts) if (builtPort(a, jump) !== port) return undefined;
   const ports = new Set<string>();
   for (const name of differing) {
@@ -203,7 +236,7 @@ function portChange(map: Map<string, PortChange>, port: string): PortChange {
 }
 
 /** The endpoints (DNAT destinations of the SEP chains) of each of `ports`. */
-function endpointsOf(chains: TableState, owners: TableOwners, ports: ReadonlySet<string>): Map<string, Set<string>> {
+function endpointsOf(chains: ChainLookup, owners: TableOwners, ports: ReadonlySet<string>): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const [name, port] of owners.ownedBy(ports)) {
     const chain = chains.get(name);
@@ -225,18 +258,16 @@ function sameSpecs(a: ChainState, b: ChainState): boolean {
  * chains with the same owner on both sides, so the same endpoints (and parsing the DNAT rule
  * of every SEP chain of 20,000 Services twice is skipped).
  */
-function portsWithEndpointChanges(before: TableState, after: TableState, ownBefore: TableOwners, ownAfter: TableOwners): Set<string> {
+function portsWithEndpointChanges(every: Iterable<Sides>, ownBefore: TableOwners, ownAfter: TableOwners): Set<string> {
   const ports = new Set<string>();
-  const look = (name: string, prev: ChainState | undefined, next: ChainState | undefined): void => {
-    if (!name.startsWith('KUBE-SEP-')) return;
+  for (const [name, prev, next] of every) {
+    if (!name.startsWith('KUBE-SEP-')) continue;
     const was = ownBefore.owner(name);
     const is = ownAfter.owner(name);
-    if (was === is && prev !== undefined && next !== undefined && sameSpecs(prev, next)) return;
+    if (was === is && prev !== undefined && next !== undefined && sameSpecs(prev, next)) continue;
     if (was !== undefined) ports.add(was);
     if (is !== undefined) ports.add(is);
-  };
-  for (const [name, prev] of before) look(name, prev, after.get(name));
-  for (const [name, next] of after) if (!before.has(name)) look(name, undefined, next);
+  }
   return ports;
 }
 
@@ -257,39 +288,76 @@ function ruleDiff(before: ChainState, after: ChainState): { added: string[]; rem
  * with the same rules, or in neither. Then the report is empty, and working out the owners and
  * endpoints of 250,000 chains (parsing every rule) can be skipped.
  */
-function sameReportedChains(before: IptablesState, after: IptablesState): boolean {
-  for (const table of ['filter', 'nat'] as const) {
-    const b = before.get(table) ?? new Map<string, ChainState>();
-    const a = after.get(table) ?? new Map<string, ChainState>();
+function sameReportedChains(pairs: TablePairs): boolean {
+  for (const table of TABLES) {
     const looked = (n: string) => isKubeProxyChain(table, n) || TOP_LEVEL_CHAINS.has(n);
-    for (const [name, prev] of b) if (looked(name) && !sameRules(prev, a.get(name))) return false;
-    for (const name of a.keys()) if (looked(name) && !b.has(name)) return false;
+    for (const [name, prev, next] of pairs[table].differing) if (looked(name) && !sameRules(prev, next)) return false;
   }
   return true;
 }
 
 /**
  * The names of kube-proxy's chains (other components' chains are not kpc's business) that
- * differ between `b` and `a`, or are in one only, sorted.
+ * differ between the sides, or are on one only, sorted.
  */
-function differingChains(table: string, b: TableState, a: TableState): string[] {
-  return differingNames(b, a, sameRules).filter((name) => isKubeProxyChain(table, name));
+function differingChains(table: string, pair: TablePair): Sides[] {
+  return pair.differing.filter(([name, prev, next]) => !sameRules(prev, next) && isKubeProxyChain(table, name)).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
 }
 
+const TABLES = ['filter', 'nat'] as const;
+type TablePairs = Record<(typeof TABLES)[number], TablePair>;
+
 export function diffStates(before: IptablesState, after: IptablesState): DiffReport {
-  if (sameReportedChains(before, after)) return { changed: false, servicePorts: [] };
+  const table = (state: IptablesState, name: 'filter' | 'nat') => state.get(name) ?? new Map<string, ChainState>();
+  const pairs = { filter: pairOfTables(table(before, 'filter'), table(after, 'filter')), nat: pairOfTables(table(before, 'nat'), table(after, 'nat')) };
+  return reportOf(pairs)!; // whole tables: `every` is known
+}
+
+/**
+ * diffStates of the whole states, from the chains that differ (readChangedChains) and the new
+ * ruleset's chains looked up by name (BuiltChains): every other chain is the same text on both
+ * sides, so it is the new one's on both. The report walks only the ports of the differing
+ * chains, so it makes states for those few; where it would look at every chain (the top-level
+ * chains differ, or a walk disagrees with the tags), it is made from `whole()` instead.
+ */
+export function diffChangedStates(
+  changed: { before: IptablesState; after: IptablesState },
+  built: (table: 'filter' | 'nat') => ChainLookup,
+  whole: () => { before: IptablesState; after: IptablesState },
+): DiffReport {
+  const pairOf = (name: 'filter' | 'nat'): TablePair => {
+    const before = changed.before.get(name) ?? new Map<string, ChainState>();
+    const after = changed.after.get(name) ?? new Map<string, ChainState>();
+    const chains = built(name);
+    const differing: Sides[] = [];
+    for (const [chain, prev] of before) differing.push([chain, prev, chains.get(chain)]);
+    for (const chain of after.keys()) if (!before.has(chain)) differing.push([chain, undefined, chains.get(chain)]);
+    const previous = (chain: string): ChainState | undefined => before.get(chain) ?? (after.has(chain) ? undefined : chains.get(chain));
+    return { before: { get: previous, has: (chain) => previous(chain) !== undefined }, after: chains, built: true, differing };
+  };
+  const report = reportOf({ filter: pairOf('filter'), nat: pairOf('nat') });
+  if (report !== undefined) return report;
+  const states = whole();
+  return diffStates(states.before, states.after);
+}
+
+/** The report of both tables; undefined when it needs `every` and a pair has none. */
+function reportOf(pairs: TablePairs): DiffReport | undefined {
+  if (sameReportedChains(pairs)) return { changed: false, servicePorts: [] };
   const ownBefore = new Map<string, TableOwners>();
   const ownAfter = new Map<string, TableOwners>();
   // The ports whose endpoints may differ in nat, when only they were walked again.
   let walkedAgain: Set<string> | undefined;
-  for (const table of ['filter', 'nat'] as const) {
-    const b = before.get(table) ?? new Map<string, ChainState>();
-    const a = after.get(table) ?? new Map<string, ChainState>();
+  for (const table of TABLES) {
+    const pair = pairs[table];
+    const { before: b, after: a } = pair;
     const starts = topJumps(a);
     // A built table's owners beside the previous one's: a walk of the differing ports on each side.
-    const differing = differingServiceChains(b, a);
-    const partial = isBuiltTable(a) ? walkOfDiffering(a, starts, differing) : undefined;
+    const differing = differingServiceChains(pair);
+    const partial = pair.built ? walkOfDiffering(a, starts, differing) : undefined;
     let beside = partial && ownersBeside(b, a, starts, differing, partial, (name) => builtPort(a, name));
+    // The whole walks follow every chain: only for whole tables.
+    if (!beside && pair.every === undefined) return undefined;
     const walkedAfter = beside ? partial! : walk(a, starts);
     if (!beside) beside = ownersBeside(b, a, starts, differing, walkedAfter);
     ownAfter.set(table, wholeOwners(walkedAfter));
@@ -299,13 +367,9 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
   const ports = new Map<string, PortChange>();
   const portOf = (table: string, name: string) => ownAfter.get(table)!.owner(name) ?? ownBefore.get(table)!.owner(name) ?? 'node';
 
-  for (const table of ['filter', 'nat'] as const) {
-    const b = before.get(table) ?? new Map<string, ChainState>();
-    const a = after.get(table) ?? new Map<string, ChainState>();
-    for (const name of differingChains(table, b, a)) {
+  for (const table of TABLES) {
+    for (const [name, prev, next] of differingChains(table, pairs[table])) {
       const key = `${table}/${name}`;
-      const prev = b.get(name);
-      const next = a.get(name);
       // A fixed chain the new output does not write (KUBE-FIREWALL on IPv6 or without
       // localhost node ports) is left alone, by kube-proxy and by the delta: not a removal.
       if (!next && !isServiceChain(name)) continue;
@@ -326,12 +390,12 @@ export function diffStates(before: IptablesState, after: IptablesState): DiffRep
     }
   }
 
-  const natBefore = before.get('nat') ?? new Map<string, ChainState>();
-  const natAfter = after.get('nat') ?? new Map<string, ChainState>();
+  const nat = pairs.nat;
   // Walked again: every other port owns the same chains, unchanged, on both sides.
-  const changing = walkedAgain ?? portsWithEndpointChanges(natBefore, natAfter, ownBefore.get('nat')!, ownAfter.get('nat')!);
-  const epBefore = endpointsOf(natBefore, ownBefore.get('nat')!, changing);
-  const epAfter = endpointsOf(natAfter, ownAfter.get('nat')!, changing);
+  const changing = walkedAgain ?? (nat.every && portsWithEndpointChanges(nat.every(), ownBefore.get('nat')!, ownAfter.get('nat')!));
+  if (changing === undefined) return undefined;
+  const epBefore = endpointsOf(nat.before, ownBefore.get('nat')!, changing);
+  const epAfter = endpointsOf(nat.after, ownAfter.get('nat')!, changing);
   addEndpointChanges(epBefore, epAfter, (port) => portChange(ports, port));
 
   const servicePorts = sortServicePorts(ports.values());

@@ -9,6 +9,7 @@
  */
 
 import { duplicateChain, type Ruleset } from '../../lang/iptables/ruleset.js';
+import { gatheredChain, type Gathered } from '../../lang/iptables/print.js';
 import { parseRuleArgs, TARGET_EXTENSIONS } from '../../lang/iptables/parse-rule.js';
 import { readRules } from '../../lang/iptables/read.js';
 import { tokenize } from '../../lang/iptables/tokenize.js';
@@ -192,6 +193,12 @@ export class TextChain implements ChainState {
 }
 
 export type TableState = Map<string, ChainState>;
+
+/** A table's chains by name, as the diff report looks them up: a TableState, or BuiltChains. */
+export interface ChainLookup {
+  get(name: string): ChainState | undefined;
+  has(name: string): boolean;
+}
 
 /** Tables by name; only the tables kube-proxy writes are kept. */
 export type IptablesState = Map<'filter' | 'nat', TableState>;
@@ -391,6 +398,35 @@ export function stateOfRuleset(rs: Ruleset, facts: RuleFacts): IptablesState {
     builtTables.add(chains);
   }
   return state;
+}
+
+/**
+ * The chains of a table the emitter built, each made into its state when first asked for: the
+ * chain stateOfRuleset would give (the same text and port; the same object on every ask), with
+ * no state made for the 260,000 chains of 20,000 Services that nobody asks about. A report
+ * that follows the jumps of a few ports looks up a few hundred.
+ */
+export class BuiltChains implements ChainLookup {
+  private readonly made = new Map<string, ChainState | null>();
+
+  constructor(
+    private readonly table: Gathered,
+    private readonly facts: RuleFacts,
+  ) {}
+
+  get(name: string): ChainState | undefined {
+    let chain = this.made.get(name);
+    if (chain === undefined) {
+      const rules = gatheredChain(this.table, name);
+      chain = rules === undefined ? null : new TextChain(name, BUILTIN_CHAIN_NAMES.has(name), rules.text(), this.facts, 0, rules.port);
+      this.made.set(name, chain);
+    }
+    return chain ?? undefined;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
 }
 
 /**

@@ -87,6 +87,25 @@ export function gather(table: Table): Gathered {
   return { table, chains, keys, order, blocks, starts, ends, hasMore, bytes };
 }
 
+/**
+ * The chain named `name` in a gathered table, or undefined: a binary search of its rank's
+ * bucket, which is in name order (`<` on strings, as NameKeys sorts), so a few lookups cost
+ * no map of every name.
+ */
+export function gatheredChain(g: Gathered, name: string): ChainRules | undefined {
+  const bucket = g.order[chainRank(name)]!;
+  let low = 0;
+  let high = bucket.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const there = g.keys.names[bucket[mid]!]!;
+    if (there === name) return g.chains[bucket[mid]!];
+    if (there < name) low = mid + 1;
+    else high = mid;
+  }
+  return undefined;
+}
+
 const CHAIN_LINE_END = Buffer.from(' - [0:0]\n', 'latin1');
 const BUILTIN_LINE_END = Buffer.from(' ACCEPT [0:0]\n', 'latin1');
 

@@ -22,14 +22,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ByteWindow } from '../../../src/diff/byte-window.js';
 import { readChangedChains, wholeStates } from '../../../src/diff/iptables/aligned.js';
-import { diffStates, renderReport, reportJSON } from '../../../src/diff/iptables/report.js';
+import { diffChangedStates, diffStates, renderReport, reportJSON } from '../../../src/diff/iptables/report.js';
 import { referenceDiff } from './report-reference.js';
 import { renderDelta } from '../../../src/diff/iptables/delta.js';
-import { readKpcLayout, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../../../src/diff/iptables/state.js';
+import { BuiltChains, readKpcLayout, readState, RuleFacts, stateOfRuleset, type IptablesState } from '../../../src/diff/iptables/state.js';
 import { gatherRuleset, renderRulesetText } from '../../../src/lang/iptables/print.js';
 import { newRuleset, type Ruleset } from '../../../src/lang/iptables/ruleset.js';
 import { generateCluster, renderCluster } from '../../../bench/gen.js';
 import { loadGoldenCases } from '../../helpers/fixtures.js';
+import { parseCaseFlags } from '../../ipvs/helpers/compile-case.js';
+import { compileInput, type CommonFlags } from '../../../src/cli/pipeline.js';
+import { buildRuleset } from '../../../src/emit/iptables/index.js';
 import { runKpc } from '../../helpers/run-kpc.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'kpc-aligned-'));
@@ -70,8 +73,9 @@ function check(previous: string, next: string, label: string, window?: number): 
     bytes = ByteWindow.file(file, window)!;
   }
   let fast: ReturnType<typeof readChangedChains>;
+  const printed = gatherRuleset(rs);
   try {
-    fast = readChangedChains(bytes, gatherRuleset(rs), facts);
+    fast = readChangedChains(bytes, printed, facts);
   } finally {
     bytes.close();
   }
@@ -113,6 +117,15 @@ function check(previous: string, next: string, label: string, window?: number): 
   const whole = wholeStates(fast, stateOfRuleset(rs, facts));
   expect(reportOf(diffStates, whole.before, whole.after), `${label}: diff report`).toBe(wantReport);
   expect(reportOf(diffStates, before, after), `${label}: diff report of the states read whole`).toBe(wantReport);
+  // What kpc diff does: the differing chains and the new ruleset's looked up by name, the whole
+  // states only where the report needs every chain.
+  const changedOnly = (): string => {
+    const facts = new RuleFacts('IPv4');
+    const again = readChangedChains(ByteWindow.of(Buffer.from(previous, 'utf8')), printed, facts)!;
+    const built = (table: 'filter' | 'nat') => new BuiltChains(printed[table], facts);
+    return reportOf(() => diffChangedStates(again, built, () => wholeStates(again, stateOfRuleset(rs, facts))), before, after);
+  };
+  expect(changedOnly(), `${label}: diff report of the differing chains`).toBe(wantReport);
   return true;
 }
 
@@ -250,6 +263,47 @@ describe('readChangedChains on generated clusters', () => {
       for (const [x, a] of texts.entries()) for (const [y, b] of texts.entries()) expect(check(a, b, `seed ${seed}: ${x} → ${y}`)).toBe(true);
     }
   }, 120_000);
+
+  it('one endpoint moved: the report of the differing chains needs no whole state; a Service gone: it does', async () => {
+    const base = generateCluster({ services: 300, seed: 4 });
+    const moved = structuredClone(base) as Array<Record<string, any>>;
+    const slices = moved.filter((o) => o.kind === 'EndpointSlice' && (o.endpoints?.length ?? 0) > 1);
+    slices[7]!.endpoints[0].addresses = ['10.251.0.9'];
+    const gone = slices[7]!.metadata.labels['kubernetes.io/service-name'] as string;
+    const fewer = base.filter((o) => (o as Record<string, any>).metadata?.name !== gone);
+    // The emitter's own rulesets (their per-service chains tagged with their ports), as kpc diff has.
+    const emitted = (objects: unknown[], name: string): Ruleset => {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(file, Array.from(renderCluster(objects, 'json')).join(''));
+      const flags = parseCaseFlags(['-f', file, '--kube-proxy-version', '1.34', '--hostname-override', 'node-0', '--cluster-cidr', '10.244.0.0/16']);
+      return buildRuleset(compileInput(flags as unknown as CommonFlags, () => new Uint8Array()).ir, { standalone: false });
+    };
+    const rulesets = { base: emitted(base, 'eb'), moved: emitted(moved, 'em'), fewer: emitted(fewer, 'ef') };
+    const report = (from: keyof typeof rulesets, to: keyof typeof rulesets): { text: string; whole: boolean } => {
+      const previous = renderRulesetText(rulesets[from]);
+      const rs = rulesets[to];
+      const facts = new RuleFacts('IPv4');
+      const printed = gatherRuleset(rs);
+      const changed = readChangedChains(ByteWindow.of(Buffer.from(previous, 'utf8')), printed, facts)!;
+      expect(changed, `${from} → ${to}: read aligned`).toBeDefined();
+      let whole = false;
+      const r = diffChangedStates(changed, (table) => new BuiltChains(printed[table], facts), () => {
+        whole = true;
+        return wholeStates(changed, stateOfRuleset(rs, facts));
+      });
+      const want = referenceDiff(readState(previous, new RuleFacts('IPv4')), stateOfRuleset(rs, new RuleFacts('IPv4')));
+      expect(`${reportJSON(r)}\n${renderReport(r)}`, `${from} → ${to}: report`).toBe(`${reportJSON(want)}\n${renderReport(want)}`);
+      return { text: renderReport(r), whole };
+    };
+    for (const [from, to] of [['base', 'moved'], ['moved', 'base']] as const) {
+      const r = report(from, to);
+      expect(r.text, `${from} → ${to}`).toContain('endpoint 10.251.0.9:');
+      expect(r.whole, `${from} → ${to}: whole states asked for`).toBe(false);
+    }
+    const r = report('base', 'fewer');
+    expect(r.text).toContain(`chain nat/KUBE-SVC-`);
+    expect(r.whole, 'a Service gone: its KUBE-SERVICES rules differ, so the whole states').toBe(true);
+  }, 60_000);
 });
 
 describe('ByteWindow.changed: a previous file written to while it is read', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newRuleset } from '../../../src/lang/iptables/ruleset.js';
-import { renderRulesetText } from '../../../src/lang/iptables/print.js';
+import { gather, gatheredChain, renderRulesetText } from '../../../src/lang/iptables/print.js';
 
 describe('renderRuleset (the printer)', () => {
   it('prints chains in canonical order, built-in chains with policy ACCEPT, rules chain by chain', () => {
@@ -44,5 +44,15 @@ describe('renderRuleset (the printer)', () => {
     const rs = newRuleset();
     rs.filter.declareNew('KUBE-SEP-"; rm -rf /');
     expect(() => renderRulesetText(rs)).toThrow(/unsafe chain name/);
+  });
+
+  it('finds every chain of a gathered table by name, and no other (gatheredChain)', () => {
+    const rs = newRuleset();
+    const names = ['KUBE-NODEPORTS', 'KUBE-SERVICES', 'PREROUTING', 'POSTROUTING', 'OTHER', 'KUBE-MARK-MASQ'];
+    for (let i = 0; i < 300; i++) names.push(`KUBE-${['SEP', 'SVC', 'EXT'][i % 3]}-${((i * 7919) % 1000).toString(36).toUpperCase().padStart(4, 'A')}`);
+    const declared = new Map(names.map((n) => [n, rs.nat.declareNew(n)]));
+    const g = gather(rs.nat);
+    for (const [name, rules] of declared) expect(gatheredChain(g, name), name).toBe(rules);
+    for (const name of ['KUBE-SEP-', 'KUBE-SEP-ZZZZ', 'A', 'ZZZ', 'KUBE-NODEPORTS2', 'KUBE-', 'INPUT']) expect(gatheredChain(g, name), name).toBeUndefined();
   });
 });
