@@ -30,8 +30,8 @@ import {
   emptyState,
   NftTransaction,
   NFT_NAME,
-  printOperation,
   readTransaction,
+  renderTransactionText,
   sameSetDeclaration,
   type NftFamily,
   type NftOperation,
@@ -89,8 +89,8 @@ interface Matched {
   opOf: Int32Array;
   /** The text of each previous line not paired with an operation (the others are holes). */
   read: string[];
-  /** The new operations' lines. */
-  printed: string[];
+  /** The new transaction's text: line i is operation i. */
+  printed: TextLines;
   /** The new transaction's operations and their groups. */
   ops: readonly NftOperation[];
   opGroups: GroupKey[];
@@ -113,13 +113,11 @@ const MAX_ALIGNED_EDITS = 1024;
 function matchGroups(previous: string, next: NftTransaction): Matched | undefined {
   const ops = next.ops;
   const opGroups: GroupKey[] = new Array(ops.length);
-  const printed: string[] = new Array(ops.length);
-  for (let i = 0; i < ops.length; i++) {
-    opGroups[i] = groupOfOperation(ops[i]!);
-    printed[i] = printOperation(next.family, next.table, ops[i]!);
-  }
+  for (let i = 0; i < ops.length; i++) opGroups[i] = groupOfOperation(ops[i]!);
   const a = new TextLines(previous);
-  const b = new TextLines(printed.length > 0 ? `${printed.join('\n')}\n` : '');
+  // Printed as compile prints it, in chunks: no string per line is kept (210,000 at 20,000
+  // Services, for the collector to move); a line's text is cut from the whole when compared.
+  const b = new TextLines(renderTransactionText(next));
   // An operation printed on more than one line would put the lines out of step.
   if (b.count !== ops.length) return undefined;
   // Aligned, a previous line paired with a new one is that operation's line (same text, same
@@ -132,7 +130,7 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   // Those (and the table's) are compared; all of them when the texts are too far apart.
   const compared = (g: GroupKey) => changes === undefined || g === 't' || p.changed.has(g);
   const before = new Map<GroupKey, string[]>();
-  const m: Matched = { groups: p.groups, opOf: p.opOf, read: p.read, printed, ops, opGroups, differ: new Set<GroupKey>() };
+  const m: Matched = { groups: p.groups, opOf: p.opOf, read: p.read, printed: b, ops, opGroups, differ: new Set<GroupKey>() };
   for (let i = 0; i < p.groups.length; i++) {
     const g = p.groups[i]!;
     if (g !== '' && compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(lineOf(m, i));
@@ -140,7 +138,7 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   const after = new Map<GroupKey, string[]>();
   for (let i = 0; i < ops.length; i++) {
     const g = opGroups[i]!;
-    if (compared(g)) (after.get(g) ?? after.set(g, []).get(g)!).push(printed[i]!);
+    if (compared(g)) (after.get(g) ?? after.set(g, []).get(g)!).push(b.bare(i));
   }
   // The table's lines decide what the whole text leaves (a delete or flush of it clears all).
   if (!sameLines(before.get('t'), after.get('t')) || after.get('t')!.some((l) => !l.startsWith('add '))) return undefined;
@@ -161,7 +159,7 @@ function commandOf(m: Matched, x: number): { verb: string; kind: string } {
 /** Previous line x's text. */
 function lineOf(m: Matched, x: number): string {
   const y = m.opOf[x]!;
-  return y >= 0 ? m.printed[y]! : m.read[x]!;
+  return y >= 0 ? m.printed.bare(y) : m.read[x]!;
 }
 
 /**
