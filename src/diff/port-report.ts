@@ -85,16 +85,35 @@ export function reportJSON(report: { changed: boolean; servicePorts: readonly Po
   return `${JSON.stringify(report, null, 2)}\n`;
 }
 
+/** What differingNames reads of a map. */
+export interface NamedObjects<T> {
+  get(name: string): T | undefined;
+  has(name: string): boolean;
+  keys(): Iterable<string>;
+  [Symbol.iterator](): Iterator<[string, T]>;
+}
+
 /**
  * The names in either map whose objects are not `same` (or are in one map only), sorted: a
  * state of 260,000 chains that differs in a few is compared without sorting every name.
  */
-export function differingNames<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>, same: (prev: T, next: T) => boolean): string[] {
+export function differingNames<T>(before: NamedObjects<T>, after: NamedObjects<T>, same: (prev: T, next: T) => boolean): string[] {
   const out: string[] = [];
   for (const [name, prev] of before) {
     const next = after.get(name);
     if (next === undefined || !same(prev, next)) out.push(name);
   }
   for (const name of after.keys()) if (!before.has(name)) out.push(name);
+  return out.sort();
+}
+
+/** differingNames where only `candidates` can differ (any other name is the same object in both, or in neither). */
+export function differingAmong<T>(candidates: Iterable<string>, before: NamedObjects<T>, after: NamedObjects<T>, same: (prev: T, next: T) => boolean): string[] {
+  const out: string[] = [];
+  for (const name of new Set(candidates)) {
+    const prev = before.get(name);
+    const next = after.get(name);
+    if (prev === undefined ? next !== undefined : next === undefined || !same(prev, next)) out.push(name);
+  }
   return out.sort();
 }

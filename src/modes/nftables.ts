@@ -7,7 +7,7 @@
 
 import { buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
 import { nftDelta } from '../diff/nftables/delta.js';
-import { readChangedTransactions, readPreviousBeside } from '../diff/nftables/aligned.js';
+import { readBeside, readChangedTransactions } from '../diff/nftables/aligned.js';
 import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } from '../diff/nftables/report.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
@@ -91,10 +91,9 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       const after = afterOf(options, true);
       let report: NftDiffReport = { changed: false, servicePorts: [] };
       if (!after.same) {
-        const next = stateOf(after.tx);
-        // The previous state beside the new one (its equal objects shared), or read whole.
-        const prev = (before === undefined ? readPreviousBeside(previous.text(), after.tx, next) : undefined) ?? previousState();
-        report = diffNftStates(prev, next);
+        // Both states beside each other (their equal objects shared, made when asked for), or read whole.
+        const beside = before === undefined ? readBeside(previous.text(), after.tx) : undefined;
+        report = beside ? diffNftStates(beside.before, beside.after, beside.differing) : diffNftStates(previousState(), stateOf(after.tx));
       }
       return { changed: report.changed, text: (paint) => renderNftReport(report, paint), json: () => nftReportJSON(report) };
     },

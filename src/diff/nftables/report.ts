@@ -17,8 +17,8 @@
  */
 
 import { editScript } from '../sequence.js';
-import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftState, type StateChain, type StateElement, type StateSet } from '../../lang/nftables/index.js';
-import { addEndpointChanges, chainLines, differingNames, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
+import { ruleTokens, isDynamicSet, sameElement, sameRules, type NftStateView, type StateChain, type StateElement, type StateSet } from '../../lang/nftables/index.js';
+import { addEndpointChanges, chainLines, differingAmong, differingNames, endpointLines, NO_PAINT, reportJSON, sortServicePorts, type Paint, type PortChange } from '../port-report.js';
 
 export interface ElementRef {
   /** The set or map. */
@@ -183,7 +183,7 @@ class Ownership {
   private byNodePort?: Map<string, string>;
   private byEndpoint?: Map<string, string>;
 
-  constructor(readonly state: NftState) {}
+  constructor(readonly state: NftStateView) {}
 
   /** The port a chain belongs to, if any. */
   chainPort(name: string): string | undefined {
@@ -357,7 +357,12 @@ function ruleDiff(before: StateChain, after: StateChain): { added: string[]; rem
   return { added, removed };
 }
 
-export function diffNftStates(before: NftState, after: NftState): NftDiffReport {
+/**
+ * The report between two states. `differing`, when given, holds every chain and set name whose
+ * object is not the same one in both (diff/nftables/aligned.ts readBeside): only those are
+ * compared, and objects nobody asks about are never made.
+ */
+export function diffNftStates(before: NftStateView, after: NftStateView, differing?: { chains: readonly string[]; sets: readonly string[] }): NftDiffReport {
   const ob = new Ownership(before);
   const oa = new Ownership(after);
   const ports = new Map<string, NftPortChange>();
@@ -365,7 +370,8 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
   const changedChains: string[] = [];
 
   const sameChain = (prev: StateChain, next: StateChain) => prev === next || (sameRules(prev, next) && JSON.stringify(prev.base) === JSON.stringify(next.base));
-  for (const name of differingNames(before.chains, after.chains, sameChain)) {
+  const chains = differing ? differingAmong(differing.chains, before.chains, after.chains, sameChain) : differingNames(before.chains, after.chains, sameChain);
+  for (const name of chains) {
     const prev = before.chains.get(name);
     const next = after.chains.get(name);
     changedChains.push(name);
@@ -379,7 +385,9 @@ export function diffNftStates(before: NftState, after: NftState): NftDiffReport 
   }
 
   // One set in both states (read beside the new one): nothing changed in it.
-  for (const name of differingNames(before.sets, after.sets, (prev, next) => prev === next)) {
+  const sameSet = (prev: StateSet, next: StateSet) => prev === next;
+  const sets = differing ? differingAmong(differing.sets, before.sets, after.sets, sameSet) : differingNames(before.sets, after.sets, sameSet);
+  for (const name of sets) {
     const prev = before.sets.get(name);
     const next = after.sets.get(name);
     const own = oa.setPort(name) ?? ob.setPort(name);

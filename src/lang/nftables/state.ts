@@ -58,6 +58,22 @@ export interface NftState {
   counters: Set<string>;
 }
 
+/** A state's chains or sets by name, as a reader of the state looks at them: a Map, or objects made when asked for. */
+export interface StateObjects<T> {
+  readonly size: number;
+  get(name: string): T | undefined;
+  has(name: string): boolean;
+  keys(): Iterable<string>;
+  values(): Iterable<T>;
+  [Symbol.iterator](): Iterator<[string, T]>;
+}
+
+/** A state whose chains and sets may be made only when asked for (diff/nftables/aligned.ts readBeside). */
+export interface NftStateView extends Omit<NftState, 'chains' | 'sets'> {
+  chains: StateObjects<StateChain>;
+  sets: StateObjects<StateSet>;
+}
+
 export function emptyState(family: NftFamily, table: string): NftState {
   return { family, table, exists: false, commentsKnown: true, chains: new Map(), sets: new Map(), counters: new Set() };
 }

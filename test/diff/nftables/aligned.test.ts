@@ -2,10 +2,11 @@
  * A previous transaction read beside the new one (src/diff/nftables/aligned.ts: only the
  * objects whose lines differ are read) must give what reading it whole (readTransaction) gives:
  *
- *   - readPreviousBeside: the whole previous state (every chain, set, map and counter equal,
- *     in the same order, the same table), or undefined; never a state where the whole reader
- *     refuses the text; and kpc diff's report of it (which skips what is the same object on
- *     both sides) is the report of the whole state;
+ *   - readBeside: the whole previous state (every chain, set, map and counter equal, in the
+ *     same order, the same table) and the whole new one, their objects made when asked for, or
+ *     undefined; never a state where the whole reader refuses the text; and kpc diff's report
+ *     of them (which compares only the differing names it is given) is the report of the
+ *     whole states;
  *   - readChangedTransactions: only what differs, on both sides, whose delta (nftDelta without
  *     --full) is the delta of the whole states, byte for byte; or undefined.
  *
@@ -22,11 +23,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 // mulberry32, seeded: a failure names its seed.
 import { prng as random } from '../../../bench/gen.js';
-import { readChangedTransactions, readPreviousBeside } from '../../../src/diff/nftables/aligned.js';
+import { readBeside, readChangedTransactions } from '../../../src/diff/nftables/aligned.js';
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
 import { buildTransaction } from '../../../src/emit/nftables/index.js';
-import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransactionText, type NftState } from '../../../src/lang/nftables/index.js';
+import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransactionText, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
 import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
 
@@ -49,7 +50,7 @@ function outcome<T>(work: () => T): Outcome<T> {
 }
 
 /** A state with the order of its objects visible. */
-function view(s: NftState) {
+function view(s: NftStateView) {
   return {
     exists: s.exists,
     comment: s.comment,
@@ -163,16 +164,22 @@ describe('nftables: a previous transaction read beside the new one', () => {
         const prev = seed === 1 ? k.text : previousOf(k.text, rnd);
         total++;
         const whole = outcome(() => readTransaction(prev, k.tx.family, TABLE));
-        const b = outcome(() => readPreviousBeside(prev, k.tx, k.state));
-        if (!('value' in b)) throw new Error(`${k.name} seed ${seed}: readPreviousBeside threw ${b.error}`);
+        const b = outcome(() => readBeside(prev, k.tx));
+        if (!('value' in b)) throw new Error(`${k.name} seed ${seed}: readBeside threw ${b.error}`);
         if (b.value !== undefined) {
           beside++;
-          const got = { name: k.name, seed, prev, state: view(b.value) };
-          expect(got).toEqual({ name: k.name, seed, prev, state: 'value' in whole ? view(whole.value) : whole });
-          for (const c of b.value.chains.values()) if (k.state.chains.get(c.name) === c) shared++;
+          // The report first, on fresh states: it must not need an object it was not given the name of.
           if ('value' in whole) {
-            const report = outcome(() => diffNftStates(b.value!, k.state));
+            const report = outcome(() => diffNftStates(b.value!.before, b.value!.after, b.value!.differing));
             expect({ name: k.name, seed, report }).toEqual({ name: k.name, seed, report: outcome(() => diffNftStates(whole.value, k.state)) });
+          }
+          const got = { name: k.name, seed, prev, state: view(b.value.before) };
+          expect(got).toEqual({ name: k.name, seed, prev, state: 'value' in whole ? view(whole.value) : whole });
+          expect({ name: k.name, seed, after: view(b.value.after) }).toEqual({ name: k.name, seed, after: view(k.state) });
+          const differing = new Set(b.value.differing.chains);
+          for (const c of b.value.before.chains.values()) {
+            if (b.value.after.chains.get(c.name) === c) shared++;
+            else expect(differing.has(c.name), `${k.name} seed ${seed}: ${c.name} not shared, not differing`).toBe(true);
           }
         }
         const c = outcome(() => readChangedTransactions(prev, k.tx));
@@ -214,8 +221,10 @@ describe('nftables: a previous transaction read beside the new one', () => {
     }
     const prev = lines.join('\n');
     const whole = readTransaction(prev, 'ip', TABLE);
-    const b = readPreviousBeside(prev, tx, state);
-    expect(b && view(b)).toEqual(view(whole));
+    const b = readBeside(prev, tx)!;
+    expect(view(b.before)).toEqual(view(whole));
+    expect(view(b.after)).toEqual(view(state));
+    expect(diffNftStates(b.before, b.after, b.differing)).toEqual(diffNftStates(whole, state));
     const c = readChangedTransactions(prev, tx)!;
     expect(c.before.chains.size).toBe(1500);
     expect([...c.before.sets.get('addrs')!.elements.keys()].filter((k) => k.startsWith('10.2.'))).toHaveLength(150);
@@ -224,9 +233,10 @@ describe('nftables: a previous transaction read beside the new one', () => {
 
   it('the same text: nothing differs, every object shared, an empty delta', SLOW, async () => {
     for (const k of (await cases()).slice(0, 20)) {
-      const b = readPreviousBeside(k.text, k.tx, k.state)!;
-      expect(isDeepStrictEqual(view(b), view(k.state)), k.name).toBe(true);
-      for (const c of b.chains.values()) expect(k.state.chains.get(c.name)).toBe(c);
+      const b = readBeside(k.text, k.tx)!;
+      expect(isDeepStrictEqual(view(b.before), view(k.state)), k.name).toBe(true);
+      expect(b.differing, k.name).toEqual({ chains: [], sets: [] });
+      for (const c of b.before.chains.values()) expect(b.after.chains.get(c.name)).toBe(c);
       const c = readChangedTransactions(k.text, k.tx)!;
       expect(c.before.chains.size + c.before.sets.size + c.after.chains.size + c.after.sets.size, k.name).toBe(0);
     }
