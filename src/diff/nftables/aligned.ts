@@ -71,8 +71,14 @@ class Groups {
   readonly classes: Class[] = [Class.Table];
   readonly names: string[] = [''];
 
+  /** The last group asked for: a chain's rules and a set's elements come one after the other. */
+  private lastClass = Class.Table;
+  private lastName = '';
+  private last: Group = TABLE_GROUP;
+
   of(cls: Class, name: string): Group {
     if (cls === Class.Table) return TABLE_GROUP;
+    if (cls === this.lastClass && name === this.lastName) return this.last;
     const byName = this.byName[cls]!;
     let g = byName.get(name);
     if (g === undefined) {
@@ -81,6 +87,9 @@ class Groups {
       this.names.push(name);
       this.classes.push(cls);
     }
+    this.lastClass = cls;
+    this.lastName = name;
+    this.last = g;
     return g;
   }
 
