@@ -13,9 +13,10 @@
  *
  * What is left out is what both states hold alike, so a consumer that only looks at chains
  * that differ (renderDelta without --full) gives the same result on these states as on the
- * whole ones. diffStates is not such a consumer (it follows jumps through unchanged chains):
- * it is given the whole states, the previous one made of the new one's unchanged chains and
- * the previous differing ones (wholeStates).
+ * whole ones. The diff report is not such a consumer (it follows jumps through unchanged
+ * chains): diffChangedStates looks the unchanged ones up in the new ruleset, and where it
+ * needs every chain it is given the whole states, the previous one made of the new one's
+ * unchanged chains and the previous differing ones (wholeStates).
  *
  * The reader takes only text that readKpcLayout would read the same way and is stricter
  * than it: exactly `*filter` then `*nat`, no comment or blank lines, each table's chain lines

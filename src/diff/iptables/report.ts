@@ -165,6 +165,9 @@ interface TablePair {
   every?: () => Iterable<Sides>;
 }
 
+const TABLES = ['filter', 'nat'] as const;
+type TablePairs = Record<(typeof TABLES)[number], TablePair>;
+
 /** The pair of two whole tables. */
 function pairOfTables(b: TableState, a: TableState): TablePair {
   const differing: Sides[] = [];
@@ -188,7 +191,7 @@ function pairOfTables(b: TableState, a: TableState): TablePair {
 function differingServiceChains(pair: TablePair): string[] {
   const names: string[] = [];
   for (const [name, prev, next] of pair.differing) {
-    if (!isServiceChain(name) || prev === next) continue;
+    if (!isServiceChain(name)) continue;
     if (prev === undefined || next === undefined || !sameRules(prev, next) || (name.startsWith('KUBE-SEP-') && !sameSpecs(prev, next))) names.push(name);
   }
   return names;
@@ -304,9 +307,6 @@ function differingChains(table: string, pair: TablePair): Sides[] {
   return pair.differing.filter(([name, prev, next]) => !sameRules(prev, next) && isKubeProxyChain(table, name)).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
 }
 
-const TABLES = ['filter', 'nat'] as const;
-type TablePairs = Record<(typeof TABLES)[number], TablePair>;
-
 export function diffStates(before: IptablesState, after: IptablesState): DiffReport {
   const table = (state: IptablesState, name: 'filter' | 'nat') => state.get(name) ?? new Map<string, ChainState>();
   const pairs = { filter: pairOfTables(table(before, 'filter'), table(after, 'filter')), nat: pairOfTables(table(before, 'nat'), table(after, 'nat')) };
@@ -326,13 +326,14 @@ export function diffChangedStates(
   whole: () => { before: IptablesState; after: IptablesState },
 ): DiffReport {
   const pairOf = (name: 'filter' | 'nat'): TablePair => {
-    const before = changed.before.get(name) ?? new Map<string, ChainState>();
-    const after = changed.after.get(name) ?? new Map<string, ChainState>();
+    const was = changed.before.get(name) ?? new Map<string, ChainState>();
+    const is = changed.after.get(name) ?? new Map<string, ChainState>();
     const chains = built(name);
     const differing: Sides[] = [];
-    for (const [chain, prev] of before) differing.push([chain, prev, chains.get(chain)]);
-    for (const chain of after.keys()) if (!before.has(chain)) differing.push([chain, undefined, chains.get(chain)]);
-    const previous = (chain: string): ChainState | undefined => before.get(chain) ?? (after.has(chain) ? undefined : chains.get(chain));
+    for (const [chain, prev] of was) differing.push([chain, prev, chains.get(chain)]);
+    for (const chain of is.keys()) if (!was.has(chain)) differing.push([chain, undefined, chains.get(chain)]);
+    // A chain that differs is the previous text's; one in the new text only is not there; any other is the new one.
+    const previous = (chain: string): ChainState | undefined => was.get(chain) ?? (is.has(chain) ? undefined : chains.get(chain));
     return { before: { get: previous, has: (chain) => previous(chain) !== undefined }, after: chains, built: true, differing };
   };
   const report = reportOf({ filter: pairOf('filter'), nat: pairOf('nat') });

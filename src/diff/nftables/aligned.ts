@@ -13,8 +13,9 @@
  * Two readers over that matching:
  *   readChangedTransactions  only the objects whose groups differ, on both sides (for the
  *                            delta, which looks only at what differs);
- *   readPreviousBeside       the whole previous state, its equal objects being the new
- *                            state's (the same objects: consumers skip them by identity).
+ *   readBeside               the whole previous and new states, each object made when
+ *                            asked for, the equal ones being the new state's on both sides
+ *                            (the same objects: consumers skip them by identity).
  * Both give what reading the text whole (readTransaction) gives, in the same order of objects.
  * The texts are aligned as lines first (text-lines.ts): a previous line the alignment pairs
  * with a new one is that operation's line, in its group, and is never read; the others must
