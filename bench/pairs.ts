@@ -283,11 +283,12 @@ async function previousOutput(opts: Options, format: ClusterFormat, mode: 'iptab
   if (existsSync(path)) return path;
   let from = input(opts, format);
   if (changed) {
-    const text = readFileSync(from, 'utf8');
-    const at = text.indexOf('"10.128.0.2"');
+    // As bytes: the 100,000-Service input is longer than a JavaScript string can be.
+    const bytes = readFileSync(from);
+    const at = bytes.indexOf('"10.128.0.2"');
     if (at < 0) throw new Error(`${from}: no "10.128.0.2" to change`);
     from = join(work, `changed-${format}`);
-    writeFileSync(from, `${text.slice(0, at)}"10.128.250.250"${text.slice(at + '"10.128.0.2"'.length)}`);
+    writeFileSync(from, Buffer.concat([bytes.subarray(0, at), Buffer.from('"10.128.250.250"'), bytes.subarray(at + '"10.128.0.2"'.length)]));
   }
   await runKpc(['compile', '--proxy-mode', mode, ...NODE, '-f', from, '-o', path], path);
   return path;

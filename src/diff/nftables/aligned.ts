@@ -72,14 +72,16 @@ class Groups {
   readonly classes: Class[] = [Class.Table];
   readonly names: string[] = [''];
 
-  /** The last group asked for: a chain's rules and a set's elements come one after the other. */
-  private lastClass = Class.Table;
-  private lastName = '';
-  private last: Group = TABLE_GROUP;
+  /**
+   * Per class, the last group asked for: a chain's rules come one after the other, between
+   * the elements its port adds to the shared maps.
+   */
+  private readonly lastName = ['', '', '', ''];
+  private readonly last: Group[] = [TABLE_GROUP, TABLE_GROUP, TABLE_GROUP, TABLE_GROUP];
 
   of(cls: Class, name: string): Group {
     if (cls === Class.Table) return TABLE_GROUP;
-    if (cls === this.lastClass && name === this.lastName) return this.last;
+    if (name === this.lastName[cls]) return this.last[cls]!;
     const byName = this.byName[cls]!;
     let g = byName.get(name);
     if (g === undefined) {
@@ -88,9 +90,8 @@ class Groups {
       this.names.push(name);
       this.classes.push(cls);
     }
-    this.lastClass = cls;
-    this.lastName = name;
-    this.last = g;
+    this.lastName[cls] = name;
+    this.last[cls] = g;
     return g;
   }
 
