@@ -76,7 +76,7 @@ class Groups {
    * Per class, the last group asked for: a chain's rules come one after the other, between
    * the elements its port adds to the shared maps.
    */
-  private readonly lastName = ['', '', '', ''];
+  private readonly lastName: Array<string | undefined> = [undefined, undefined, undefined, undefined];
   private readonly last: Group[] = [TABLE_GROUP, TABLE_GROUP, TABLE_GROUP, TABLE_GROUP];
 
   of(cls: Class, name: string): Group {
@@ -350,8 +350,8 @@ class LazyObjects<T> implements StateObjects<T> {
 
 /**
  * The groups whose objects a text leaves, in the order it makes them (what the whole reader's
- * maps iterate in): an add of an absent object puts it last, a delete takes it out. `commands`
- * gives each line's group, verb and kind.
+ * maps iterate in): an add of an absent object puts it last, a delete takes it out. `command`
+ * gives line (or operation) i's group, verb and kind, or undefined for one that makes nothing.
  */
 function madeOrder(count: number, command: (i: number) => { g: Group; verb: string; kind: string } | undefined): Group[] {
   const order = new Map<Group, true>();
@@ -412,8 +412,8 @@ export interface Beside {
  * chains and sets are made when first asked for: an object whose group is equal on both sides
  * is the new state's, the same object in both (consumers skip it by identity); the differing
  * ones are read. At 20,000 Services the report of one changed Service looks at a few of
- * 60,000 objects, and applying the whole new transaction (with its 100,000 map elements) was
- * a tenth of kpc diff's time.
+ * 60,000 objects; applying the whole new transaction (with its 100,000 map elements) took
+ * ~150 ms and held their memory through the report.
  */
 export function readBeside(previous: string, next: NftTransaction): Beside | undefined {
   const m = matchGroups(previous, next);
