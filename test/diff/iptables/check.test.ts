@@ -141,6 +141,16 @@ describe('kpc check --golden', () => {
     expect(r.stderr).toContain('error: --golden: the path "/nonexistent/kpc/golden.out" does not exist');
   });
 
+  it('--golden - (standard input): the same answers as from a file', async () => {
+    const golden = readFileSync(join(step('02-add-svc3'), 'expected.out'), 'utf8');
+    const same = await runKpc(['check', ...ARGS, '-f', join(step('02-add-svc3'), 'input'), '-R', '--golden', '-'], golden);
+    expect([same.code, same.stdout]).toEqual([0, '']);
+    const drifted = await runKpc(['check', ...ARGS, '-f', join(step('03-delete-svc2'), 'input'), '-R', '--golden', '-'], golden);
+    const fromFile = await check(join(step('03-delete-svc2'), 'input'), join(step('02-add-svc3'), 'expected.out'));
+    expect(drifted.code).toBe(1);
+    expect(drifted.stdout.split('\n').slice(2)).toEqual(fromFile.stdout.split('\n').slice(2));
+  });
+
   it('errors: no --golden → exit 2', async () => {
     const r = await runKpc(['check', ...ARGS, '-f', join(step('01-initial'), 'input'), '-R']);
     expect(r.code).toBe(2);
