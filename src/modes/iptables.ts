@@ -113,9 +113,9 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
 }
 
 /**
- * The output against the golden file: compared with the file's bytes as it is printed, so no
- * drift holds neither text whole (81 MB each at 20,000 Services); only a drifted golden is
- * read and the output printed whole, for the unified diff.
+ * The output against the golden file: compared with the file's bytes as it is printed, so a
+ * check without drift holds neither text whole (81 MB each at 20,000 Services); only a drifted
+ * golden is read whole, and the output printed whole, for the unified diff.
  */
 function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinReader): CheckResult {
   if (isDirectoryPath(golden)) throw usageError(`--golden ${golden} is a directory; iptables mode compares one file`);
