@@ -173,8 +173,9 @@ function matchGroups(previous: string, next: NftTransaction): Matched | undefine
   const opGroups = new Int32Array(ops.length);
   for (let i = 0; i < ops.length; i++) opGroups[i] = ids.ofOperation(ops[i]!);
   const a = new TextLines(previous);
-  // Printed as compile prints it, in chunks: no string per line is kept (210,000 at 20,000
-  // Services, for the collector to move); a line's text is cut from the whole when compared.
+  // Printed whole by renderTransactionText (lines joined 4,096 at a time): no string per line
+  // is kept (210,000 at 20,000 Services, for the collector to move); a line's text is cut from
+  // the whole when compared.
   const b = new TextLines(renderTransactionText(next));
   // An operation printed on more than one line would put the lines out of step.
   if (b.count !== ops.length) return undefined;
