@@ -3,7 +3,14 @@
  * the old sequence to delete and which of the new to insert. Used for rule lists (keys) and
  * for lines (unified diffs). Gives up (returns undefined) past `maxEdits`, where a rewrite is
  * cheaper than an edit script anyway.
+ *
+ * Without a `maxEdits` the script is still always made, in bounded memory: Myers keeps a row
+ * of diagonals per edit (memory grows as the square of the edits: a golden of another cluster
+ * is millions of edits away), so past EXACT_EDITS the sequences are cut at the elements that
+ * occur once in each (anchors.ts) and the pieces between are compared on their own.
  */
+
+import { anchoredChanges, type Keys } from './anchors.js';
 
 export type Edit = { op: 'keep'; oldIndex: number; newIndex: number } | { op: 'delete'; oldIndex: number } | { op: 'insert'; newIndex: number };
 
@@ -32,7 +39,11 @@ export function editScriptBy<T>(a: readonly T[], b: readonly T[], cheapEqual: (x
   const [start, endA, endB] = commonEnds(a, b, cheapEqual);
   const ka = a.slice(start, endA).map(key);
   const kb = b.slice(start, endB).map(key);
-  const changes = changesBetween(0, ka.length, 0, kb.length, runOf(ka, kb), maxEdits);
+  const run = runOf(ka, kb);
+  const changes =
+    maxEdits === Infinity
+      ? anyChanges(0, ka.length, 0, kb.length, run, { a: (i) => ka[i]!, b: (j) => kb[j]! })
+      : changesBetween(0, ka.length, 0, kb.length, run, maxEdits);
   if (!changes) return undefined;
   const out: Edit[] = [];
   let x = 0;
@@ -68,6 +79,18 @@ function commonEnds<T>(a: readonly T[], b: readonly T[], equal: (x: T, y: T) => 
     endB--;
   }
   return [start, endA, endB];
+}
+
+/** The most edits the shortest script is looked for (its rows then take 4·2·1024² bytes at most). */
+export const EXACT_EDITS = 1024;
+
+/**
+ * The changes between old elements [aFrom, aTo) and new ones [bFrom, bTo): the shortest
+ * (Myers) up to EXACT_EDITS, else cut at anchors (the elements `keys` names once in each).
+ */
+export function anyChanges(aFrom: number, aTo: number, bFrom: number, bTo: number, run: Run, keys: Keys): Change[] {
+  const piece = (x0: number, x1: number, y0: number, y1: number) => changesBetween(x0, x1, y0, y1, run, EXACT_EDITS);
+  return piece(aFrom, aTo, bFrom, bTo) ?? anchoredChanges(aFrom, aTo, bFrom, bTo, keys, piece);
 }
 
 /**

@@ -5,7 +5,7 @@
  * are two million strings for the collector to move; as blocks, a few hundred comparisons.
  */
 
-import { changesBetween, type Change } from './sequence.js';
+import { anyChanges, changesBetween, type Change } from './sequence.js';
 
 /** A text's lines: line i is text[starts[i], starts[i + 1]), its newline included (the last may lack one). */
 export class TextLines {
@@ -75,10 +75,14 @@ function agreeing(a: TextLines, x: number, b: TextLines, y: number, max: number,
 
 /**
  * The changes that make a's lines b's (Myers, the common head and tail found as blocks first),
- * or undefined past `maxEdits`.
+ * or undefined past `maxEdits`; without one, always a script (sequence.ts anyChanges).
  */
+export function lineChanges(a: TextLines, b: TextLines): Change[];
+export function lineChanges(a: TextLines, b: TextLines, maxEdits: number): Change[] | undefined;
 export function lineChanges(a: TextLines, b: TextLines, maxEdits = Infinity): Change[] | undefined {
   const head = agreeing(a, 0, b, 0, Math.min(a.count, b.count), 1);
   const tail = agreeing(a, a.count, b, b.count, Math.min(a.count, b.count) - head, -1);
-  return changesBetween(head, a.count - tail, head, b.count - tail, (x, y, max) => agreeing(a, x, b, y, max, 1), maxEdits);
+  const run = (x: number, y: number, max: number) => agreeing(a, x, b, y, max, 1);
+  if (maxEdits === Infinity) return anyChanges(head, a.count - tail, head, b.count - tail, run, { a: (i) => a.block(i, 1), b: (j) => b.block(j, 1) });
+  return changesBetween(head, a.count - tail, head, b.count - tail, run, maxEdits);
 }

@@ -12,7 +12,7 @@ const CONTEXT = 3;
 export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
   const a = new TextLines(oldText);
   const b = new TextLines(newText);
-  const changes: Change[] = lineChanges(a, b) ?? [];
+  const changes: Change[] = lineChanges(a, b);
   if (changes.length === 0) return '';
   let out = `--- ${oldName}\n+++ ${newName}\n`;
   // Where each change leaves off: the old and new lines consumed once it is done.
