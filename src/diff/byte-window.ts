@@ -97,6 +97,12 @@ export class ByteWindow {
 
   /** The first `byte` at or after `from`, or -1. */
   indexOf(byte: number, from: number): number {
+    // The bytes held first: a reader finding line ends goes a line at a time, and a window read
+    // again from `from` per line was 4 MB read per line of a previous file far from the new.
+    if (from >= this.base && from < this.base + this.view.length) {
+      const k = this.view.indexOf(byte, from - this.base);
+      if (k >= 0) return this.base + k;
+    }
     let span = this.window;
     for (;;) {
       if (from >= this.length) return -1;
