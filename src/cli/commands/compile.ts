@@ -56,6 +56,19 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   checkOutputPath(flags.output);
   if (flags.full && flags.previous === undefined) throw usageError('--full goes with --previous');
   const progress = progressFor(io);
+  const emitted = compileAndEmit(flags, io, progress);
+  reportWarnings(io, emitted.warnings);
+  writeEmitted(emitted, flags.output, io, progress);
+  if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
+  return EXIT.ok;
+}
+
+/**
+ * The input compiled and its output made (a full sync, or with --previous the delta). A
+ * function of its own so that nothing holds the IR once it returns: an output that does not
+ * need it (iptables) lets it be freed before the text is written.
+ */
+function compileAndEmit(flags: CompileFlags, io: Io, progress: Progress): Emitted {
   const compiled = compileInput(flags, io.readStdin, progress);
   progress.done();
   reportCompiled(io, compiled);
@@ -64,21 +77,15 @@ export function runCompile(flags: CompileFlags, io: Io): number {
   if (flags.ipvsRemovedRealServers !== undefined && flags.previous === undefined) throw usageError('--ipvs-removed-real-servers goes with --previous');
   const backend = backendFor(mode);
   const standalone = flags.standalone ?? false;
-  let emitted: Emitted;
   if (flags.previous !== undefined) {
     // The previous state is read, and checked, before anything is emitted.
     const previous = timed('read', () => backend.readPrevious(flags.previous!, '--previous', compiled.ir, io.readStdin));
     refuseEmptyingDelta(compiled.ir, () => previous.serviceEntries, flags.previous, flags.allowEmpty);
     const removedRealServers = flags.ipvsRemovedRealServers as 'quiesce' | 'delete' | undefined;
-    emitted = timed('emit', () => previous.delta({ standalone, full: flags.full ?? false, ...(removedRealServers ? { removedRealServers } : {}) }));
-  } else {
-    progress(`emitting rules for ${compiled.ir.servicePorts.length} service ports`);
-    emitted = timed('emit', () => backend.emit(compiled.ir, { standalone }));
+    return timed('emit', () => previous.delta({ standalone, full: flags.full ?? false, ...(removedRealServers ? { removedRealServers } : {}) }));
   }
-  reportWarnings(io, emitted.warnings);
-  writeEmitted(emitted, flags.output, io, progress);
-  if (timingsEnabled()) io.stderr(`timings: ${timingsJSON()}\n`);
-  return EXIT.ok;
+  progress(`emitting rules for ${compiled.ir.servicePorts.length} service ports`);
+  return timed('emit', () => backend.emit(compiled.ir, { standalone }));
 }
 
 /**
