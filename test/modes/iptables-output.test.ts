@@ -10,32 +10,28 @@ import { runInNewContext } from 'node:vm';
 import { expect, it } from 'vitest';
 import { compileInput, type CommonFlags } from '../../src/cli/pipeline.js';
 import { backendFor } from '../../src/modes/index.js';
+import type { Emitted } from '../../src/modes/backend.js';
+import { outputText } from '../../src/watch/engine.js';
 import { parseCaseFlags } from '../ipvs/helpers/compile-case.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-function textOf(chunks: Iterable<string>): string {
-  let text = '';
-  for (const c of chunks) text += c;
-  return text;
-}
-
 /** The output of the quickstart example, and a WeakRef to the IR it was made from (dropped here). */
-function emitted(): { chunks: () => Iterable<string>; ir: WeakRef<object>; before: string } {
+function emitted(): { output: Emitted; ir: WeakRef<object>; before: string } {
   const flags = parseCaseFlags(['-f', 'fixtures/examples/quickstart/', '--cluster-cidr', '10.244.0.0/16']);
   const { ir } = compileInput(flags as unknown as CommonFlags, () => new Uint8Array());
-  const out = backendFor('iptables').emit(ir, { standalone: false }).output;
-  if (out.form !== 'text') throw new Error('iptables output is a text');
-  return { chunks: out.chunks, ir: new WeakRef(ir), before: textOf(out.chunks()) };
+  const output = backendFor('iptables').emit(ir, { standalone: false });
+  expect(output.output.form).toBe('text');
+  return { output, ir: new WeakRef(ir), before: outputText(output) };
 }
 
 it('prints the same text after the IR it was made from is collected', async () => {
-  const { chunks, ir, before } = emitted();
+  const { output, ir, before } = emitted();
   expect(before).toMatch(/^\*filter\n[\s\S]*-A KUBE-SERVICES [\s\S]*COMMIT\n$/);
   // Let the stack of emitted() go before collecting.
   await new Promise((resolve) => setImmediate(resolve));
   gc();
   expect(ir.deref()).toBeUndefined();
-  expect(textOf(chunks())).toBe(before);
+  expect(outputText(output)).toBe(before);
 });
