@@ -103,22 +103,7 @@ class Groups {
   }
 
   ofOperation(op: NftOperation): Group {
-    const o = op.object;
-    switch (o.kind) {
-      case 'table':
-        return TABLE_GROUP;
-      case 'chain':
-        return this.of(Class.Chain, o.name);
-      case 'rule':
-        return this.of(Class.Chain, o.chain);
-      case 'set':
-      case 'map':
-        return this.of(Class.Set, o.name);
-      case 'element':
-        return this.of(Class.Set, o.container);
-      case 'counter':
-        return this.of(Class.Counter, o.name);
-    }
+    return this.of(classOf(op), nameOf(op));
   }
 
   /** A previous line's group, SKIPPED for a line the whole reader skips, undefined for one left to it. */
