@@ -41,6 +41,7 @@ import { addressMatches, compareIP } from '../lang/iptables/address.js';
 import { implicitBuiltinChain } from '../lang/iptables/builtin-jumps.js';
 import type { BuiltinJump } from '../lang/iptables/chains.js';
 import type { Chain, Match, Rule, RuleSet, Target } from '../lang/iptables/model.js';
+import { LazyChain } from '../lang/iptables/lazy-chain.js';
 import { readRules } from '../lang/iptables/read.js';
 import { isLocalAddress, startPacket } from './packet.js';
 import { summarizeBranches, traceError, type AffinityNote, type NodeSpec, type PacketSpec, type Protocol, type TraceBranch, type TraceResult, type TraceStep, type Verdict } from './result.js';
@@ -306,12 +307,16 @@ function runChain(ctx: Ctx, table: string, chain: Chain, start: State, depth: nu
   const results: Outcome[] = [];
   start.chains.push(`${table}/${chain.name}`);
   const pending: Array<{ s: State; i: number }> = [{ s: start, i: 0 }];
+  // A rule read lazily from a node's text is parsed only if the packet's destination may match it.
+  const lazy = chain instanceof LazyChain ? chain : undefined;
+  const count = lazy ? lazy.count : chain.rules.length;
   while (pending.length > 0) {
     const item = pending.pop()!;
     let s = item.s;
     let consumed = false;
-    for (let i = item.i; i < chain.rules.length && !consumed; i++) {
-      const rule = chain.rules[i]!;
+    for (let i = item.i; i < count && !consumed; i++) {
+      const rule = lazy ? lazy.ruleFor(i, s.dst) : chain.rules[i]!;
+      if (!rule) continue;
       let p = 1;
       let randomText: string | undefined;
       let matched = true;

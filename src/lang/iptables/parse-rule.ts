@@ -434,7 +434,9 @@ function parseNatTo(text: string): { ip?: string; port?: number } {
 }
 
 function parseTarget(name: string, goto: boolean, opts: OptionOcc[], isChain: (name: string) => boolean): Target {
-  if (goto || isChain(name) || !TARGET_EXTENSIONS.has(name)) {
+  // A name that is no target extension is a chain whether declared or not: only an extension's
+  // name needs the table's chains asked.
+  if (goto || !TARGET_EXTENSIONS.has(name) || isChain(name)) {
     if (opts.length > 0) throw syntaxError(`options after a jump to chain ${name}`);
     return { kind: 'chain', chain: name, goto };
   }

@@ -16,11 +16,11 @@
  * Anything else is an error with its line number, as iptables-restore would refuse the text.
  */
 
-import type { Chain, Rule, RuleSet, Table } from './model.js';
+import type { Chain, RuleSet, Table } from './model.js';
+import { appendRule, tokensOf, waitingLines, withoutCounters } from './append-rule.js';
 import { checkReadChainName, isBuiltinChain } from './chains.js';
-import { parseRuleArgs } from './parse-rule.js';
-import { tokenize, type Token } from './tokenize.js';
-import { isKpcError } from '../../errors.js';
+import { readIndexed } from './indexed-read.js';
+import { LazyChain } from './lazy-chain.js';
 import { lineError } from '../line-error.js';
 
 
@@ -28,61 +28,36 @@ const MAX_TEXT_BYTES = 256 * 1024 * 1024;
 
 export interface ReadOptions {
   /**
-   * Parse a chain's appended rules only when they are first asked for: `kpc trace` follows a
-   * handful of a node's 780,000 rules. Exact for what is read: an append waits only while
-   * nothing can change how it parses (the table's chains); a declaration, any other command,
-   * or an append to an undeclared chain first parses every rule of the table that waits. A
-   * rule nobody asks for is never checked, and its warnings (a jump to an undeclared chain)
-   * appear when it is parsed.
+   * Parse appended rules only when they are asked for: `kpc trace` follows a handful of a
+   * node's 780,000 rules. Exact for what is read: an append waits only while nothing can change
+   * how it parses (the table's chains); a declaration, any other command, or an append to an
+   * undeclared chain first parses every rule of the table that waits. A chain's rules are all
+   * parsed when `rules` is read, one at a time by LazyChain.ruleFor (which the tracer uses, and
+   * which passes by a rule whose `-d` excludes the packet). A rule nobody asks for is never
+   * checked, and its warnings (a jump to an undeclared chain) appear when it is parsed. The
+   * shape iptables-save and kpc print is read through an index (indexed-read.ts).
    */
   lazy?: boolean;
-}
-
-/** A chain whose appended rules are parsed on first use (ReadOptions.lazy). */
-class LazyChain implements Chain {
-  /** The appends not yet parsed, three numbers each: line number, start and end in the text. */
-  waiting: number[] = [];
-  private parsed: Rule[] = [];
-  constructor(
-    readonly table: Table,
-    readonly name: string,
-    readonly builtin: boolean,
-    public policy: string,
-    public line: number,
-    private readonly parse: (chain: LazyChain, lineNo: number, start: number, end: number) => void,
-  ) {}
-
-  get rules(): Rule[] {
-    if (this.waiting.length > 0) {
-      const waiting = this.waiting;
-      this.waiting = [];
-      for (let i = 0; i < waiting.length; i += 3) this.parse(this, waiting[i]!, waiting[i + 1]!, waiting[i + 2]!);
-    }
-    return this.parsed;
-  }
-
-  set rules(rules: Rule[]) {
-    this.waiting = [];
-    this.parsed = rules;
-  }
 }
 
 const APPEND = /^(?:-A|--append)\s+(\S+)/;
 
 export function readRules(text: string, options: ReadOptions = {}): RuleSet {
   if (text.length > MAX_TEXT_BYTES) throw lineError(0, 'the rules text is too large');
+  if (options.lazy) {
+    // The shape iptables-save and kpc print is indexed without a chain object per declaration.
+    const indexed = readIndexed(text);
+    if (indexed) return indexed;
+  }
   const tables = new Map<string, Table>();
   const warnings: string[] = [];
   let table: Table | undefined;
   /** Per table, its chains with appends waiting (lazy reading). */
   const waitingIn = new Map<Table, Set<LazyChain>>();
 
-  const parseWaiting = (chain: LazyChain, lineNo: number, start: number, end: number) => {
-    const line = withoutCounters(text.slice(start, end).replace(/\r$/, '').trim());
-    appendRule(chain.table, chain, tokensOf(line, lineNo), line, lineNo);
-  };
+  const lines = waitingLines(text, warnings);
   const newChain = (t: Table, name: string, builtin: boolean, policy: string, line: number): Chain =>
-    options.lazy ? new LazyChain(t, name, builtin, policy, line, parseWaiting) : { name, builtin, policy, rules: [], line };
+    options.lazy ? new LazyChain(t, name, builtin, policy, line, lines) : { name, builtin, policy, rules: [], line };
   const waitFor = (t: Table, chain: LazyChain, lineNo: number, start: number, end: number) => {
     chain.waiting.push(lineNo, start, end);
     let chains = waitingIn.get(t);
@@ -98,15 +73,10 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
     const chains = waitingIn.get(t);
     if (!chains) return;
     waitingIn.delete(t);
-    const rules: Array<{ chain: LazyChain; at: number }> = [];
-    for (const c of chains) for (let i = 0; i < c.waiting.length; i += 3) rules.push({ chain: c, at: i });
-    rules.sort((a, b) => a.chain.waiting[a.at]! - b.chain.waiting[b.at]!);
-    const waiting = new Map([...chains].map((c) => [c, c.waiting]));
-    for (const c of chains) c.waiting = [];
-    for (const { chain, at } of rules) {
-      const w = waiting.get(chain)!;
-      parseWaiting(chain, w[at]!, w[at + 1]!, w[at + 2]!);
-    }
+    const rules: Array<{ chain: LazyChain; lineNo: number }> = [];
+    for (const c of chains) for (let i = 0; i < c.waiting.length; i += 3) rules.push({ chain: c, lineNo: c.waiting[i]! });
+    rules.sort((a, b) => a.lineNo - b.lineNo);
+    for (const { chain } of rules) chain.placeNext();
   };
 
   const chainOf = (t: Table, name: string, lineNo: number, create: boolean): Chain => {
@@ -120,40 +90,6 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
       t.chains.set(name, chain);
     }
     return chain;
-  };
-
-  /** -A / -I: the rule at `position` (default: the end). */
-  const appendRule = (t: Table, chain: Chain, tokens: Token[], line: string, lineNo: number, insert = false) => {
-    const arg = tokens[1]!.text;
-    let rest = tokens.slice(2);
-    let position = chain.rules.length;
-    let spec = line.slice(line.indexOf(arg) + arg.length).trim();
-    if (insert) {
-      position = 0;
-      if (rest[0] && /^\d+$/.test(rest[0].text) && !rest[0].quoted) {
-        position = Math.max(0, Math.min(chain.rules.length, Number(rest[0].text) - 1));
-        rest = rest.slice(1);
-        spec = spec.replace(/^\d+\s*/, '');
-      }
-    }
-    let parsed;
-    try {
-      parsed = parseRuleArgs(rest, (name) => t.chains.has(name));
-    } catch (e) {
-      if (isKpcError(e, 'previous.unreadable')) throw lineError(lineNo, `${e.message} (in: ${line})`);
-      throw e;
-    }
-    const rule: Rule = { table: t.name, chain: chain.name, index: 0, line: lineNo, spec, ...parsed };
-    if (position === chain.rules.length) {
-      chain.rules.push(rule);
-      rule.index = chain.rules.length;
-    } else {
-      chain.rules.splice(position, 0, rule);
-      chain.rules.forEach((r, k) => (r.index = k + 1));
-    }
-    if (rule.target?.kind === 'chain' && !t.chains.has(rule.target.chain)) {
-      warnings.push(`line ${lineNo}: jump to chain ${rule.target.chain}, which is not declared in table ${t.name}`);
-    }
   };
 
   let lineNo = 0;
@@ -230,7 +166,7 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
       case '-I':
       case '--insert': {
         if (arg === undefined) throw lineError(lineNo, `${cmd} needs a chain`);
-        appendRule(table, chainOf(table, arg, lineNo, true), tokens, line, lineNo, cmd === '-I' || cmd === '--insert');
+        appendRule(table, chainOf(table, arg, lineNo, true), tokens, line, lineNo, warnings, cmd === '-I' || cmd === '--insert');
         break;
       }
       case '-N':
@@ -270,19 +206,4 @@ export function readRules(text: string, options: ReadOptions = {}): RuleSet {
   }
   if (table) throw lineError(lineNo, `table ${table.name} has no COMMIT`);
   return { tables, warnings };
-}
-
-/** iptables-save -c puts the counters first. */
-function withoutCounters(line: string): string {
-  const counters = /^\[\d+:\d+\]\s+/.exec(line);
-  return counters ? line.slice(counters[0].length) : line;
-}
-
-function tokensOf(line: string, lineNo: number): Token[] {
-  try {
-    return tokenize(line);
-  } catch (e) {
-    if (isKpcError(e, 'previous.unreadable')) throw e.atLine(lineNo);
-    throw e;
-  }
 }

@@ -1,0 +1,372 @@
+/**
+ * The lazy reading (read.ts ReadOptions.lazy) of the shape iptables-save and kpc print: per
+ * table its declarations, then appends to the declared chains, then COMMIT. A node at 20,000
+ * Services declares 264,000 chains and `kpc trace` follows a dozen of them, so this reading
+ * makes no chain object, name string or map entry per declaration. One pass notes where each
+ * declared name and each run of appends to one chain lie in the text; a table's chains are a
+ * map that finds a name by a hash of those characters and makes the chain (a LazyChain, its
+ * rules parsed when first asked for) only then.
+ *
+ * Any other line (an insert, a flush, counters, a declaration after an append, an append to an
+ * undeclared chain, a CR, a table given twice, a malformed line) gives undefined, and read.ts
+ * reads the text its general way, whose model this one equals (test/lang/iptables/read-lazy).
+ */
+
+import type { Chain, RuleSet, Table } from './model.js';
+import { waitingLines, type WaitingLines } from './append-rule.js';
+import { isBuiltinChain } from './chains.js';
+import { LazyChain } from './lazy-chain.js';
+
+const CR = 13;
+const SPACE = 32;
+const HASH = 35;
+const STAR = 42;
+const DASH = 45;
+const COLON = 58;
+const LETTER_A = 65;
+/** iptables' longest chain name (chains.ts checkReadChainName). */
+const MAX_NAME = 28;
+
+/** The model of `text`, or undefined when the text is not of the shape read here. */
+export function readIndexed(text: string): RuleSet | undefined {
+  const tables = new Map<string, Table>();
+  const warnings: string[] = [];
+  const lines = waitingLines(text, warnings);
+  let index: TableIndex | undefined;
+  /** The chain the previous line appended to, while its run goes on, and its name. */
+  let run = -1;
+  let runName = '';
+  /** The chain of the last run begun in this table. */
+  let last = -1;
+  let lineNo = 0;
+  for (let start = 0; start <= text.length; ) {
+    lineNo++;
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const from = start;
+    start = end + 1;
+    if (end === from) {
+      run = -1;
+      continue;
+    }
+    if (text.charCodeAt(end - 1) === CR) return undefined;
+    const c = text.charCodeAt(from);
+    if (c === DASH) {
+      if (!index || text.charCodeAt(from + 1) !== LETTER_A || text.charCodeAt(from + 2) !== SPACE) return undefined;
+      // A substring compared whole is cheaper than its characters one by one.
+      const nameEnd = from + 3 + runName.length;
+      if (run >= 0 && nameEnd < end && text.charCodeAt(nameEnd) === SPACE && text.slice(from + 3, nameEnd) === runName) {
+        index.extendRun(end);
+        continue;
+      }
+      // Runs come in the order of the declarations (iptables-save, kpc): try the next one first.
+      run = -1;
+      if (last + 1 < index.count) {
+        const name = index.nameOf(last + 1);
+        const e = from + 3 + name.length;
+        if (e < end && text.charCodeAt(e) === SPACE && text.slice(from + 3, e) === name) {
+          run = last + 1;
+          runName = name;
+        }
+      }
+      if (run < 0) {
+        const blank = text.indexOf(' ', from + 3);
+        if (blank <= from + 3 || blank >= end) return undefined;
+        runName = text.slice(from + 3, blank);
+        run = index.find(runName);
+        if (run < 0) return undefined;
+      }
+      last = run;
+      index.startRun(run, lineNo, from, end);
+      continue;
+    }
+    run = -1;
+    if (c === COLON) {
+      if (!index || !index.declare(from, end, lineNo)) return undefined;
+    } else if (c === STAR) {
+      const name = text.slice(from + 1, end);
+      if (index || !/^[a-z]+$/.test(name) || tables.has(name)) return undefined;
+      const table: Table = { name, chains: new Map() };
+      index = new TableIndex(text, table, lines);
+      last = -1;
+      table.chains = new IndexedChains(index);
+      tables.set(name, table);
+    } else if (end - from === 6 && text.startsWith('COMMIT', from)) {
+      if (!index) return undefined;
+      index = undefined;
+    } else if (c !== HASH) {
+      return undefined;
+    }
+  }
+  return index ? undefined : { tables, warnings };
+}
+
+/** Where one table's declared names and runs of appends lie in the text. */
+class TableIndex {
+  count = 0;
+  private nameStart = new Int32Array(1024);
+  private nameLength = new Uint8Array(1024);
+  private declLine = new Int32Array(1024);
+  private hashes = new Int32Array(1024);
+  /** The names that are not kube-proxy's (KUBE-...), and the built-in chains' policies. */
+  private otherNames = new Map<number, { name: string; builtin: boolean; policy: string }>();
+  /** Open addressing over the hashes: declaration number + 1, 0 for a free slot. */
+  private slots = new Int32Array(4096);
+  /** Per declaration, its first and last run (-1: none). */
+  private firstRun = new Int32Array(1024);
+  private lastRun = new Int32Array(1024);
+  /** Four numbers a run: first line number, start, end in the text, the chain's next run. */
+  private runs = new Int32Array(4096);
+  private runCount = 0;
+  /** Once any append: a declaration now would flush a chain (read.ts reads that). */
+  private appended = false;
+  private made = new Map<number, LazyChain>();
+
+  constructor(
+    private readonly text: string,
+    private readonly table: Table,
+    private readonly lines: WaitingLines,
+  ) {}
+
+  /** `:NAME POLICY [packets:bytes]` at from..end; false for any other form or a second one. */
+  declare(from: number, end: number, lineNo: number): boolean {
+    const text = this.text;
+    const nameEnd = text.indexOf(' ', from + 1);
+    if (this.appended || nameEnd <= from + 1 || nameEnd >= end) return false;
+    const length = nameEnd - from - 1;
+    const hash = length <= MAX_NAME ? readableNameHash(text, from + 1, nameEnd) : undefined;
+    if (hash === undefined) return false;
+    let policyEnd = text.indexOf(' ', nameEnd + 1);
+    if (policyEnd < 0 || policyEnd > end) policyEnd = end;
+    if (policyEnd === nameEnd + 1 || !printable(text, nameEnd + 1, policyEnd)) return false;
+    if (policyEnd < end && !isCounters(text, policyEnd + 1, end)) return false;
+    const k = this.count;
+    this.reserve(k + 1);
+    this.nameStart[k] = from + 1;
+    this.nameLength[k] = length;
+    if (!this.slot(hash, k)) return false;
+    this.count++;
+    this.declLine[k] = lineNo;
+    this.firstRun[k] = -1;
+    this.lastRun[k] = -1;
+    if (!text.startsWith('KUBE-', from + 1)) {
+      const name = text.slice(from + 1, nameEnd);
+      const builtin = isBuiltinChain(this.table.name, name);
+      this.otherNames.set(k, { name, builtin, policy: builtin ? text.slice(nameEnd + 1, policyEnd) : '-' });
+    }
+    return true;
+  }
+
+  /** Declaration k's name. */
+  nameOf(k: number): string {
+    const start = this.nameStart[k]!;
+    return this.text.slice(start, start + this.nameLength[k]!);
+  }
+
+  /** The declaration of `name`, or -1. */
+  find(name: string): number {
+    if (name.length === 0 || name.length > MAX_NAME) return -1;
+    let hash = FNV_OFFSET;
+    for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), FNV_PRIME);
+    const mask = this.slots.length - 1;
+    for (let s = hash & mask; ; s = (s + 1) & mask) {
+      const k = this.slots[s]! - 1;
+      if (k < 0) return -1;
+      if (this.hashes[k] === hash && this.nameLength[k] === name.length && this.text.startsWith(name, this.nameStart[k]!)) return k;
+    }
+  }
+
+  startRun(k: number, lineNo: number, start: number, end: number): void {
+    this.appended = true;
+    const r = this.runCount++;
+    if (this.runs.length < this.runCount * 4) this.runs = grown(this.runs, this.runCount * 4);
+    this.runs[r * 4] = lineNo;
+    this.runs[r * 4 + 1] = start;
+    this.runs[r * 4 + 2] = end;
+    this.runs[r * 4 + 3] = -1;
+    if (this.lastRun[k]! < 0) this.firstRun[k] = r;
+    else this.runs[this.lastRun[k]! * 4 + 3] = r;
+    this.lastRun[k] = r;
+  }
+
+  /** The last run started takes the next line, which ends at `end`. */
+  extendRun(end: number): void {
+    this.runs[(this.runCount - 1) * 4 + 2] = end;
+  }
+
+  /** Declaration k as a chain whose appends wait unparsed, made once. */
+  chainAt(k: number): LazyChain {
+    let chain = this.made.get(k);
+    if (chain) return chain;
+    const start = this.nameStart[k]!;
+    const other = this.otherNames.get(k);
+    const name = other?.name ?? this.text.slice(start, start + this.nameLength[k]!);
+    chain = new LazyChain(this.table, name, other?.builtin ?? false, other?.policy ?? '-', this.declLine[k]!, this.lines);
+    for (let r = this.firstRun[k]!; r >= 0; r = this.runs[r * 4 + 3]!) {
+      let lineNo = this.runs[r * 4]!;
+      const runEnd = this.runs[r * 4 + 2]!;
+      for (let s = this.runs[r * 4 + 1]!; s < runEnd; lineNo++) {
+        let e = this.text.indexOf('\n', s);
+        if (e < 0 || e > runEnd) e = runEnd;
+        chain.waiting.push(lineNo, s, e);
+        s = e + 1;
+      }
+    }
+    this.made.set(k, chain);
+    return chain;
+  }
+
+  private reserve(count: number): void {
+    if (this.nameStart.length < count) {
+      this.nameStart = grown(this.nameStart, count);
+      this.nameLength = grown(this.nameLength, count);
+      this.declLine = grown(this.declLine, count);
+      this.hashes = grown(this.hashes, count);
+      this.firstRun = grown(this.firstRun, count);
+      this.lastRun = grown(this.lastRun, count);
+    }
+    if (this.slots.length < count * 2) {
+      this.slots = new Int32Array(this.slots.length * 2);
+      for (let k = 0; k < this.count; k++) this.slot(this.hashes[k]!, k);
+    }
+  }
+
+  /** Declaration k (its name noted) into the slots; false when its name is declared already. */
+  private slot(hash: number, k: number): boolean {
+    this.hashes[k] = hash;
+    const mask = this.slots.length - 1;
+    const length = this.nameLength[k]!;
+    let s = hash & mask;
+    for (let other = this.slots[s]! - 1; other >= 0; other = this.slots[s]! - 1) {
+      if (this.hashes[other] === hash && this.nameLength[other] === length && this.text.startsWith(this.nameOf(k), this.nameStart[other]!)) return false;
+      s = (s + 1) & mask;
+    }
+    this.slots[s] = k + 1;
+    return true;
+  }
+}
+
+/**
+ * A table's chains as a Map: a name is looked up in the index and its chain made on first use;
+ * anything that needs them all (iteration, size after a change, set, delete) makes every chain
+ * once, in declaration order, and is the Map's own from then on.
+ */
+class IndexedChains extends Map<string, Chain> {
+  private whole = false;
+
+  constructor(private readonly index: TableIndex) {
+    super();
+  }
+
+  override get(name: string): Chain | undefined {
+    if (this.whole) return super.get(name);
+    const k = this.index.find(name);
+    return k < 0 ? undefined : this.index.chainAt(k);
+  }
+
+  override has(name: string): boolean {
+    return this.whole ? super.has(name) : this.index.find(name) >= 0;
+  }
+
+  override get size(): number {
+    return this.whole ? super.size : this.index.count;
+  }
+
+  override set(name: string, chain: Chain): this {
+    this.all();
+    return super.set(name, chain);
+  }
+
+  override delete(name: string): boolean {
+    this.all();
+    return super.delete(name);
+  }
+
+  override clear(): void {
+    this.all();
+    super.clear();
+  }
+
+  override forEach(fn: (chain: Chain, name: string, map: Map<string, Chain>) => void, thisArg?: unknown): void {
+    this.all();
+    super.forEach(fn, thisArg);
+  }
+
+  override keys(): MapIterator<string> {
+    this.all();
+    return super.keys();
+  }
+
+  override values(): MapIterator<Chain> {
+    this.all();
+    return super.values();
+  }
+
+  override entries(): MapIterator<[string, Chain]> {
+    this.all();
+    return super.entries();
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, Chain]> {
+    return this.entries();
+  }
+
+  private all(): void {
+    if (this.whole) return;
+    this.whole = true;
+    for (let k = 0; k < this.index.count; k++) {
+      const chain = this.index.chainAt(k);
+      super.set(chain.name, chain);
+    }
+  }
+}
+
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * The hash of a name checkReadChainName accepts, of printable ASCII: kube-proxy's [A-Z0-9-],
+ * another's without quotes or backslashes; undefined for any other (read.ts reports it).
+ */
+function readableNameHash(text: string, start: number, end: number): number | undefined {
+  const kube = text.startsWith('KUBE-', start);
+  let hash = FNV_OFFSET;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (kube ? !((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === DASH) : c <= SPACE || c >= 0x7f || c === 0x22 || c === 0x27 || c === 0x5c) return undefined;
+    hash = Math.imul(hash ^ c, FNV_PRIME);
+  }
+  return hash;
+}
+
+function printable(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= SPACE || c >= 0x7f) return false;
+  }
+  return true;
+}
+
+/** `[digits:digits]` exactly at start..end. */
+function isCounters(text: string, start: number, end: number): boolean {
+  if (text.charCodeAt(start) !== 0x5b || text.charCodeAt(end - 1) !== 0x5d) return false;
+  const colon = text.indexOf(':', start);
+  if (colon < 0 || colon >= end - 1) return false;
+  return digits(text, start + 1, colon) && digits(text, colon + 1, end - 1);
+}
+
+function digits(text: string, start: number, end: number): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** `array` copied into one at least twice as long and holding `count`. */
+function grown<T extends Int32Array | Uint8Array>(array: T, count: number): T {
+  const next = new (array.constructor as new (length: number) => T)(Math.max(count, array.length * 2));
+  next.set(array);
+  return next;
+}
