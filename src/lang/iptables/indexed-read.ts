@@ -16,6 +16,7 @@ import type { Chain, RuleSet, Table } from './model.js';
 import { waitingLines, type WaitingLines } from './append-rule.js';
 import { isBuiltinChain } from './chains.js';
 import { LazyChain } from './lazy-chain.js';
+import { HASH_START, hashWith, LineRuns, TextNames } from '../text-names.js';
 
 const CR = 13;
 const SPACE = 32;
@@ -26,6 +27,8 @@ const COLON = 58;
 const LETTER_A = 65;
 /** iptables' longest chain name (chains.ts checkReadChainName). */
 const MAX_NAME = 28;
+/** What follows a user chain's name on its declaration line. */
+const USER_CHAIN_TAIL = ' - [0:0]';
 
 /** The model of `text`, or undefined when the text is not of the shape read here. */
 export function readIndexed(text: string): RuleSet | undefined {
@@ -103,21 +106,11 @@ export function readIndexed(text: string): RuleSet | undefined {
 
 /** Where one table's declared names and runs of appends lie in the text. */
 class TableIndex {
-  count = 0;
-  private nameStart = new Int32Array(1024);
-  private nameLength = new Uint8Array(1024);
-  private declLine = new Int32Array(1024);
-  private hashes = new Int32Array(1024);
+  private readonly names: TextNames;
+  private readonly runs: LineRuns;
+  private declLine = new Int32Array(1024) as Int32Array<ArrayBuffer>;
   /** The names that are not kube-proxy's (KUBE-...), and the built-in chains' policies. */
   private otherNames = new Map<number, { name: string; builtin: boolean; policy: string }>();
-  /** Open addressing over the hashes: declaration number + 1, 0 for a free slot. */
-  private slots = new Int32Array(4096);
-  /** Per declaration, its first and last run (-1: none). */
-  private firstRun = new Int32Array(1024);
-  private lastRun = new Int32Array(1024);
-  /** Four numbers a run: first line number, start, end in the text, the chain's next run. */
-  private runs = new Int32Array(4096);
-  private runCount = 0;
   /** Once any append: a declaration now would flush a chain (read.ts reads that). */
   private appended = false;
   private made = new Map<number, LazyChain>();
@@ -126,7 +119,16 @@ class TableIndex {
     private readonly text: string,
     private readonly table: Table,
     private readonly lines: WaitingLines,
-  ) {}
+  ) {
+    // kpc's output at 20,000 Services: 264,000 chains in 81 MB.
+    this.names = new TextNames(text, text.length >> 8);
+    this.runs = new LineRuns(text, text.length >> 8);
+  }
+
+  /** How many chains are declared. */
+  get count(): number {
+    return this.names.count;
+  }
 
   /** `:NAME POLICY [packets:bytes]` at from..end; false for any other form or a second one. */
   declare(from: number, end: number, lineNo: number): boolean {
@@ -136,19 +138,18 @@ class TableIndex {
     const length = nameEnd - from - 1;
     const hash = length <= MAX_NAME ? readableNameHash(text, from + 1, nameEnd) : undefined;
     if (hash === undefined) return false;
-    let policyEnd = text.indexOf(' ', nameEnd + 1);
-    if (policyEnd < 0 || policyEnd > end) policyEnd = end;
-    if (policyEnd === nameEnd + 1 || !printable(text, nameEnd + 1, policyEnd)) return false;
-    if (policyEnd < end && !isCounters(text, policyEnd + 1, end)) return false;
-    const k = this.count;
-    this.reserve(k + 1);
-    this.nameStart[k] = from + 1;
-    this.nameLength[k] = length;
-    if (!this.slot(hash, k)) return false;
-    this.count++;
+    // A user chain's line as iptables-save and kpc print it, or another form checked in full.
+    let policyEnd = nameEnd + 2;
+    if (end !== nameEnd + USER_CHAIN_TAIL.length || !text.startsWith(USER_CHAIN_TAIL, nameEnd)) {
+      policyEnd = text.indexOf(' ', nameEnd + 1);
+      if (policyEnd < 0 || policyEnd > end) policyEnd = end;
+      if (policyEnd === nameEnd + 1 || !printable(text, nameEnd + 1, policyEnd)) return false;
+      if (policyEnd < end && !isCounters(text, policyEnd + 1, end)) return false;
+    }
+    const k = this.names.count;
+    if (this.names.addAt(from + 1, length, hash) !== k) return false;
+    if (this.declLine.length <= k) this.declLine = grownLines(this.declLine);
     this.declLine[k] = lineNo;
-    this.firstRun[k] = -1;
-    this.lastRun[k] = -1;
     if (!text.startsWith('KUBE-', from + 1)) {
       const name = text.slice(from + 1, nameEnd);
       const builtin = isBuiltinChain(this.table.name, name);
@@ -159,90 +160,34 @@ class TableIndex {
 
   /** Declaration k's name. */
   nameOf(k: number): string {
-    const start = this.nameStart[k]!;
-    return this.text.slice(start, start + this.nameLength[k]!);
+    return this.names.name(k);
   }
 
   /** The declaration of `name`, or -1. */
   find(name: string): number {
-    if (name.length === 0 || name.length > MAX_NAME) return -1;
-    let hash = FNV_OFFSET;
-    for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), FNV_PRIME);
-    const mask = this.slots.length - 1;
-    for (let s = hash & mask; ; s = (s + 1) & mask) {
-      const k = this.slots[s]! - 1;
-      if (k < 0) return -1;
-      if (this.hashes[k] === hash && this.nameLength[k] === name.length && this.text.startsWith(name, this.nameStart[k]!)) return k;
-    }
+    return name.length === 0 || name.length > MAX_NAME ? -1 : this.names.find(name);
   }
 
   startRun(k: number, lineNo: number, start: number, end: number): void {
     this.appended = true;
-    const r = this.runCount++;
-    if (this.runs.length < this.runCount * 4) this.runs = grown(this.runs, this.runCount * 4);
-    this.runs[r * 4] = lineNo;
-    this.runs[r * 4 + 1] = start;
-    this.runs[r * 4 + 2] = end;
-    this.runs[r * 4 + 3] = -1;
-    if (this.lastRun[k]! < 0) this.firstRun[k] = r;
-    else this.runs[this.lastRun[k]! * 4 + 3] = r;
-    this.lastRun[k] = r;
+    this.runs.begin(k, start, end, lineNo);
   }
 
   /** The last run started takes the next line, which ends at `end`. */
   extendRun(end: number): void {
-    this.runs[(this.runCount - 1) * 4 + 2] = end;
+    this.runs.extend(end);
   }
 
   /** Declaration k as a chain whose appends wait unparsed, made once. */
   chainAt(k: number): LazyChain {
     let chain = this.made.get(k);
     if (chain) return chain;
-    const start = this.nameStart[k]!;
     const other = this.otherNames.get(k);
-    const name = other?.name ?? this.text.slice(start, start + this.nameLength[k]!);
-    chain = new LazyChain(this.table, name, other?.builtin ?? false, other?.policy ?? '-', this.declLine[k]!, this.lines);
-    for (let r = this.firstRun[k]!; r >= 0; r = this.runs[r * 4 + 3]!) {
-      let lineNo = this.runs[r * 4]!;
-      const runEnd = this.runs[r * 4 + 2]!;
-      for (let s = this.runs[r * 4 + 1]!; s < runEnd; lineNo++) {
-        let e = this.text.indexOf('\n', s);
-        if (e < 0 || e > runEnd) e = runEnd;
-        chain.waiting.push(lineNo, s, e);
-        s = e + 1;
-      }
-    }
+    chain = new LazyChain(this.table, other?.name ?? this.names.name(k), other?.builtin ?? false, other?.policy ?? '-', this.declLine[k]!, this.lines);
+    const waiting = chain.waiting;
+    this.runs.eachLine(k, (start, end, lineNo) => waiting.push(lineNo, start, end));
     this.made.set(k, chain);
     return chain;
-  }
-
-  private reserve(count: number): void {
-    if (this.nameStart.length < count) {
-      this.nameStart = grown(this.nameStart, count);
-      this.nameLength = grown(this.nameLength, count);
-      this.declLine = grown(this.declLine, count);
-      this.hashes = grown(this.hashes, count);
-      this.firstRun = grown(this.firstRun, count);
-      this.lastRun = grown(this.lastRun, count);
-    }
-    if (this.slots.length < count * 2) {
-      this.slots = new Int32Array(this.slots.length * 2);
-      for (let k = 0; k < this.count; k++) this.slot(this.hashes[k]!, k);
-    }
-  }
-
-  /** Declaration k (its name noted) into the slots; false when its name is declared already. */
-  private slot(hash: number, k: number): boolean {
-    this.hashes[k] = hash;
-    const mask = this.slots.length - 1;
-    const length = this.nameLength[k]!;
-    let s = hash & mask;
-    for (let other = this.slots[s]! - 1; other >= 0; other = this.slots[s]! - 1) {
-      if (this.hashes[other] === hash && this.nameLength[other] === length && this.text.startsWith(this.nameOf(k), this.nameStart[other]!)) return false;
-      s = (s + 1) & mask;
-    }
-    this.slots[s] = k + 1;
-    return true;
   }
 }
 
@@ -321,20 +266,17 @@ class IndexedChains extends Map<string, Chain> {
   }
 }
 
-const FNV_OFFSET = 0x811c9dc5 | 0;
-const FNV_PRIME = 0x01000193;
-
 /**
  * The hash of a name checkReadChainName accepts, of printable ASCII: kube-proxy's [A-Z0-9-],
  * another's without quotes or backslashes; undefined for any other (read.ts reports it).
  */
 function readableNameHash(text: string, start: number, end: number): number | undefined {
   const kube = text.startsWith('KUBE-', start);
-  let hash = FNV_OFFSET;
+  let hash = HASH_START;
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (kube ? !((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === DASH) : c <= SPACE || c >= 0x7f || c === 0x22 || c === 0x27 || c === 0x5c) return undefined;
-    hash = Math.imul(hash ^ c, FNV_PRIME);
+    hash = hashWith(hash, c);
   }
   return hash;
 }
@@ -364,9 +306,9 @@ function digits(text: string, start: number, end: number): boolean {
   return true;
 }
 
-/** `array` copied into one at least twice as long and holding `count`. */
-function grown<T extends Int32Array | Uint8Array>(array: T, count: number): T {
-  const next = new (array.constructor as new (length: number) => T)(Math.max(count, array.length * 2));
+/** `array` copied into one twice as long. */
+function grownLines(array: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const next = new Int32Array(array.length * 2);
   next.set(array);
   return next;
 }

@@ -189,6 +189,8 @@ describe('lazy reading of knftables\' form', () => {
       [...base, 'add chain ip kube-proxy svc-é', 'add chain ip kube-proxy late', 'add chain ip kube-proxy late { type filter hook input priority 0 ; }'],
       [],
       [''],
+      // Lines of no object, another table's, the table's own, between an object's lines (its runs end there).
+      [...base, '# c', 'add rule ip kube-proxy svc-a accept', 'add rule ip6 kube-proxy svc-a drop', 'add rule ip kube-proxy svc-a return', 'flush table ip kube-proxy', 'add rule ip kube-proxy svc-a reject', 'delete table ip kube-proxy', 'add table ip kube-proxy', 'add chain ip kube-proxy svc-a', 'add map ip kube-proxy service-ips { type ipv4_addr . inet_proto . inet_service : verdict ; }', 'add element ip kube-proxy service-ips { 10.96.0.11 . udp . 53 : goto svc-a }'],
     ];
     // The non-ASCII name is refused (checkName), by both readings alike.
     expect(variants.map((v) => agree(v.join('\n')))).toEqual(variants.map((_, i) => (i === 12 ? 'refused' : 'read')));
