@@ -176,3 +176,13 @@ export function loadDiffCases(root = DIFF_FIXTURES_ROOT): DiffCase[] {
       };
     });
 }
+
+/** Every iptables rules text under `dir` (kpc's expected outputs, kube-proxy's, saved node rules), by name. */
+export function iptablesTexts(dir = FIXTURES_ROOT, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) iptablesTexts(p, out);
+    else if (/\.(restore|save|out)$|iptables\.rules$/.test(name)) out.push(p);
+  }
+  return out;
+}

@@ -6,22 +6,12 @@
  * and an address none names.
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readRules } from '../../src/lang/iptables/read.js';
 import { traceRuleSet } from '../../src/trace/tracer.js';
 import type { PacketSpec } from '../../src/trace/result.js';
-import { FIXTURES_ROOT } from '../helpers/fixtures.js';
-
-function rulesTexts(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) rulesTexts(p, out);
-    else if (/\.(restore|save|out)$|iptables\.rules$/.test(name)) out.push(p);
-  }
-  return out;
-}
+import { iptablesTexts } from '../helpers/fixtures.js';
 
 /** Each IPv4 `-d` of the text with the `--dport` after it (80 when none), and two the text does not name. */
 function packetsOf(text: string): PacketSpec[] {
@@ -44,7 +34,7 @@ describe('tracing through lazily read rules', () => {
   it('gives the eager reading\'s result for the fixtures\' rules', () => {
     const node = { ips: ['192.168.0.2'] };
     let traced = 0;
-    for (const f of rulesTexts(FIXTURES_ROOT)) {
+    for (const f of iptablesTexts()) {
       const text = readFileSync(f, 'utf8');
       if (text.startsWith('#!')) continue;
       let eager;

@@ -5,8 +5,7 @@
  * those.
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { excludesDestination } from '../../../src/lang/iptables/destination-screen.js';
 import { addressMatches } from '../../../src/lang/iptables/address.js';
@@ -15,7 +14,7 @@ import type { Rule } from '../../../src/lang/iptables/model.js';
 import { readRules } from '../../../src/lang/iptables/read.js';
 import { parseIP, type IP } from '../../../src/net/ip.js';
 import { KpcError } from '../../../src/errors.js';
-import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { iptablesTexts } from '../../helpers/fixtures.js';
 
 function ip(text: string): IP {
   return parseIP(text)!.ip;
@@ -68,15 +67,7 @@ describe('excludesDestination', () => {
   });
 
   it('is never wrong about a rule of the fixtures (kube-proxy\'s and kpc\'s), against the rule as parsed', () => {
-    const files: string[] = [];
-    const walk = (dir: string) => {
-      for (const name of readdirSync(dir)) {
-        const p = join(dir, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else if (/\.(restore|save|out)$|iptables\.rules$/.test(name)) files.push(p);
-      }
-    };
-    walk(FIXTURES_ROOT);
+    const files = iptablesTexts();
     let excluded = 0;
     let kept = 0;
     for (const f of files) {

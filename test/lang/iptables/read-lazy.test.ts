@@ -5,13 +5,12 @@
  * reference (test/lang/iptables/read.test.ts pins it to iptables-restore's semantics).
  */
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readRules, type RuleSet } from '../../../src/trace/index.js';
 import { readIndexed } from '../../../src/lang/iptables/indexed-read.js';
 import { KpcError } from '../../../src/errors.js';
-import { FIXTURES_ROOT } from '../../helpers/fixtures.js';
+import { iptablesTexts } from '../../helpers/fixtures.js';
 
 /** The line a reading refuses, or undefined when it does not. */
 function refusedAt(read: () => unknown): number | undefined {
@@ -38,17 +37,8 @@ function same(text: string): void {
   expect(plain(readRules(text, { lazy: true }))).toEqual(plain(readRules(text)));
 }
 
-function rulesTexts(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) rulesTexts(p, out);
-    else if (/\.(restore|save|out)$|iptables\.rules$/.test(name)) out.push(p);
-  }
-  return out;
-}
-
 describe('lazy reading', () => {
-  const files = rulesTexts(FIXTURES_ROOT).filter((f) => !readFileSync(f, 'utf8').startsWith('#!'));
+  const files = iptablesTexts().filter((f) => !readFileSync(f, 'utf8').startsWith('#!'));
 
   it('finds the fixtures it compares', () => {
     expect(files.length).toBeGreaterThan(100);
