@@ -5,7 +5,7 @@
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { isAscii, isUtf8 } from 'node:buffer';
+import { constants, isAscii, isUtf8 } from 'node:buffer';
 import { inputFileError, isKpcError, KpcError } from '../errors.js';
 
 /** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
@@ -154,6 +154,9 @@ export function checkText(name: string, bytes: Uint8Array): Source {
   return { name, bytes };
 }
 
+/** The longest string Node.js makes (a named text is read as one). */
+const MAX_TEXT_LENGTH = constants.MAX_STRING_LENGTH;
+
 /** How much one input (a file, stdin) may hold unless --max-input-size says otherwise. */
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024 * 1024;
 
@@ -283,6 +286,10 @@ export type StdinReader = (maxBytes: number) => Uint8Array;
 export function readNamedText(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
   try {
     const bytes = path === '-' ? stdin(maxBytes) : readBoundedFile(path, maxBytes, false);
+    // One JavaScript string holds at most ~512 MiB (kpc's nftables output at 100,000 Services is 721 MB).
+    if (bytes.byteLength > MAX_TEXT_LENGTH) {
+      throw fileError(path === '-' ? '<stdin>' : path, `too large to read whole: ${bytes.byteLength} bytes, and one text holds at most ${MAX_TEXT_LENGTH} characters`);
+    }
     return decodeText(bytes);
   } catch (e) {
     if (isKpcError(e, 'path.unreadable')) throw e.withOption(option);
