@@ -11,7 +11,7 @@
  * evaluation as it would have ended with the rule parsed.
  */
 
-import type { IP } from '../../net/ip.js';
+import { formatIP, isCanonicalIPv4, type IP } from '../../net/ip.js';
 import { addressMatches, parseAddressSpec } from './address.js';
 
 /** `args`: a rule's text after `-A CHAIN`. */
@@ -27,8 +27,9 @@ export function excludesDestination(args: string, to: IP): boolean {
   if (end < 0) end = args.length;
   const value = args.slice(from, end);
   if (value === '' || value.startsWith('!') || value.includes(',') || value.includes('"')) return false;
-  const quad = to.family === 'IPv4' ? dottedQuad(value) : undefined;
-  if (quad !== undefined) return quad[0] !== to.bytes[0] || quad[1] !== to.bytes[1] || quad[2] !== to.bytes[2] || quad[3] !== to.bytes[3];
+  // kube-proxy writes a ClusterIP as a plain dotted quad with /32: a text compare, no parse.
+  const host = value.endsWith('/32') ? value.slice(0, -3) : value;
+  if (to.family === 'IPv4' && isCanonicalIPv4(host)) return host !== formatIP(to);
   const spec = parseAddressSpec(value);
   return spec !== undefined && !addressMatches(spec, to);
 }
@@ -38,14 +39,4 @@ function outsideQuotes(text: string, at: number): boolean {
   let quotes = 0;
   for (let q = text.indexOf('"'); q >= 0 && q < at; q = text.indexOf('"', q + 1)) quotes++;
   return quotes % 2 === 0;
-}
-
-const QUAD = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})(?:\/32)?$/;
-
-/** The four bytes of an IPv4 host address written plainly (`a.b.c.d` or `a.b.c.d/32`), or undefined. */
-function dottedQuad(value: string): number[] | undefined {
-  const m = QUAD.exec(value);
-  if (!m) return undefined;
-  const bytes = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
-  return bytes.every((b) => b <= 255) ? bytes : undefined;
 }
