@@ -29,6 +29,8 @@ const LETTER_A = 65;
 const MAX_NAME = 28;
 /** What follows a user chain's name on its declaration line. */
 const USER_CHAIN_TAIL = ' - [0:0]';
+/** Any other declaration's tail after the name: ` POLICY` or ` POLICY [packets:bytes]`. */
+const DECLARATION_TAIL = /^ ([!-~]+)(?: \[\d+:\d+\])?$/;
 
 /** The model of `text`, or undefined when the text is not of the shape read here. */
 export function readIndexed(text: string): RuleSet | undefined {
@@ -141,10 +143,9 @@ class TableIndex {
     // A user chain's line as iptables-save and kpc print it, or another form checked in full.
     let policyEnd = nameEnd + 2;
     if (end !== nameEnd + USER_CHAIN_TAIL.length || !text.startsWith(USER_CHAIN_TAIL, nameEnd)) {
-      policyEnd = text.indexOf(' ', nameEnd + 1);
-      if (policyEnd < 0 || policyEnd > end) policyEnd = end;
-      if (policyEnd === nameEnd + 1 || !printable(text, nameEnd + 1, policyEnd)) return false;
-      if (policyEnd < end && !isCounters(text, policyEnd + 1, end)) return false;
+      const tail = DECLARATION_TAIL.exec(text.slice(nameEnd, end));
+      if (tail === null) return false;
+      policyEnd = nameEnd + 1 + tail[1]!.length;
     }
     const k = this.names.count;
     if (this.names.addAt(from + 1, length, hash) !== k) return false;
@@ -279,31 +280,6 @@ function readableNameHash(text: string, start: number, end: number): number | un
     hash = hashWith(hash, c);
   }
   return hash;
-}
-
-function printable(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c <= SPACE || c >= 0x7f) return false;
-  }
-  return true;
-}
-
-/** `[digits:digits]` exactly at start..end. */
-function isCounters(text: string, start: number, end: number): boolean {
-  if (text.charCodeAt(start) !== 0x5b || text.charCodeAt(end - 1) !== 0x5d) return false;
-  const colon = text.indexOf(':', start);
-  if (colon < 0 || colon >= end - 1) return false;
-  return digits(text, start + 1, colon) && digits(text, colon + 1, end - 1);
-}
-
-function digits(text: string, start: number, end: number): boolean {
-  if (end <= start) return false;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
 }
 
 /** `array` copied into one twice as long. */
