@@ -94,12 +94,20 @@ class OpIndex implements OpFinder {
     this.runs = { chain: new LineRuns(text, chains), set: new LineRuns(text), element: new LineRuns(text) };
   }
 
+  /** Each object's lines once split, by `${group} ${name}`: a set is asked once per key looked up. */
+  private readonly split = new Map<string, readonly number[] | undefined>();
+
   /** The positions of the lines of `name` in `group`, or undefined when it has none. */
-  lines(group: Group, name: string): number[] | undefined {
+  lines(group: Group, name: string): readonly number[] | undefined {
+    const key = `${group} ${name}`;
+    if (this.split.has(key)) return this.split.get(key);
     const id = this.names[group].find(name);
-    if (!this.runs[group].has(id)) return undefined;
-    const out: number[] = [];
-    this.runs[group].eachLine(id, (start) => out.push(start));
+    let out: number[] | undefined;
+    if (this.runs[group].has(id)) {
+      out = [];
+      this.runs[group].eachLine(id, (start) => out!.push(start));
+    }
+    this.split.set(key, out);
     return out;
   }
 
