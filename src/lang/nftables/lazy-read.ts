@@ -178,8 +178,8 @@ class ElementsByKey extends Map<string, StateElement> {
 }
 
 /** Two ascending lists as one. */
-function merged(a: readonly number[], b: readonly number[]): number[] {
-  if (a.length === 0) return b as number[];
+function merged(a: readonly number[], b: readonly number[]): readonly number[] {
+  if (a.length === 0) return b;
   const out: number[] = [];
   let i = 0;
   let j = 0;
@@ -304,6 +304,9 @@ function groupOf(kind: string): Group | undefined {
 
 /** The kinds fastHead tells, by their number in its answer. */
 const FAST_KINDS = ['', 'rule', 'element', 'chain', 'set', 'map'] as const;
+/** Each kind with the space after it, and its first character's code (-1 for none). */
+const FAST_WORDS = FAST_KINDS.map((kind) => `${kind} `);
+const FAST_INITIALS = FAST_KINDS.map((kind) => (kind === '' ? -1 : kind.charCodeAt(0)));
 
 /**
  * The fast path of the index: where the name starts in `VERB KIND FAMILY TABLE NAME…` written
@@ -319,28 +322,10 @@ function fastHead(text: string, start: number, prefix: string): number {
   else if (verb === 0x66 && text.startsWith('flush ', start)) p = start + 6;
   else if (verb === 0x64 && text.startsWith('delete ', start)) p = start + 7;
   else return -1;
-  let kind: number;
-  switch (text.charCodeAt(p)) {
-    case 0x72:
-      kind = text.startsWith('rule ', p) ? 1 : 0;
-      break;
-    case 0x65:
-      kind = text.startsWith('element ', p) ? 2 : 0;
-      break;
-    case 0x63:
-      kind = text.startsWith('chain ', p) ? 3 : 0;
-      break;
-    case 0x73:
-      kind = text.startsWith('set ', p) ? 4 : 0;
-      break;
-    case 0x6d:
-      kind = text.startsWith('map ', p) ? 5 : 0;
-      break;
-    default:
-      kind = 0;
-  }
-  if (kind === 0) return -1;
-  p += FAST_KINDS[kind]!.length + 1;
+  // The kinds' initials differ, so one character picks the only word to compare.
+  const kind = FAST_INITIALS.indexOf(text.charCodeAt(p));
+  if (kind <= 0 || !text.startsWith(FAST_WORDS[kind]!, p)) return -1;
+  p += FAST_WORDS[kind]!.length;
   if (!text.startsWith(prefix, p)) return -1;
   return (p + prefix.length) * 8 + kind;
 }
