@@ -4,7 +4,12 @@
  * without a string or a Map entry per name. A name is numbered (its id, from 0, in the order
  * first added) and found again by the same hash of its characters, given as a string (a
  * lookup) or as a range of the text (while reading).
+ *
+ * The text may be a PiecedText (one too long to be a string): a name or a line lies within one
+ * of its pieces.
  */
+
+import type { TextSource } from './pieced-text.js';
 
 export class TextNames {
   /** How many names. */
@@ -19,7 +24,7 @@ export class TextNames {
 
   /** `expected`: about how many names the text holds (room is made for them at once). */
   constructor(
-    private readonly text: string,
+    private readonly text: TextSource,
     expected = 1024,
   ) {
     const room = 2 ** Math.ceil(Math.log2(Math.max(1024, expected)));
@@ -121,7 +126,7 @@ export class LineRuns {
 
   /** `expected`: about how many ids (room is made for them, and a run each, at once). */
   constructor(
-    private readonly text: string,
+    private readonly text: TextSource,
     expected = 1024,
   ) {
     const room = 2 ** Math.ceil(Math.log2(Math.max(1024, expected)));
@@ -176,7 +181,7 @@ const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 
 /** The hash TextNames uses, of text[start..end). */
-export function hashOfText(text: string, start: number, end: number): number {
+export function hashOfText(text: TextSource, start: number, end: number): number {
   let hash = FNV_OFFSET;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
   return hash;

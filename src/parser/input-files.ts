@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type S
 import { join } from 'node:path';
 import { constants, isAscii, isUtf8 } from 'node:buffer';
 import { inputFileError, isKpcError, KpcError } from '../errors.js';
+import { PiecedText, type TextSource } from '../lang/pieced-text.js';
 
 /** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
 export interface Source {
@@ -284,18 +285,52 @@ export type StdinReader = (maxBytes: number) => Uint8Array;
  * not stopped at a NUL byte: their reader reports the line that is not a rule.
  */
 export function readNamedText(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES): string {
+  return readNamed(path, option, stdin, maxBytes, wholeText);
+}
+
+/**
+ * readNamedText for a reader that takes a PiecedText (the lazy rules readers of `kpc trace
+ * --rules`): a text longer than `maxPiece` bytes is decoded in pieces of at most that many,
+ * each ending at a line's end, instead of refused for being longer than one string can be.
+ */
+export function readNamedTextSource(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES, maxPiece = MAX_TEXT_LENGTH): TextSource {
+  return readNamed(path, option, stdin, maxBytes, (name, bytes) =>
+    bytes.byteLength > maxPiece ? new PiecedText(linePieces(name, bytes, maxPiece).map(decodeText)) : wholeText(name, bytes),
+  );
+}
+
+/** The bytes of a named input as `read` takes them, its errors naming the input and the option. */
+function readNamed<T>(path: string, option: string, stdin: StdinReader, maxBytes: number, read: (name: string, bytes: Uint8Array) => T): T {
   try {
     const bytes = path === '-' ? stdin(maxBytes) : readBoundedFile(path, maxBytes, false);
-    // One JavaScript string holds at most ~512 MiB (kpc's nftables output at 100,000 Services is 721 MB).
-    if (bytes.byteLength > MAX_TEXT_LENGTH) {
-      throw fileError(path === '-' ? '<stdin>' : path, `too large to read whole: ${bytes.byteLength} bytes, and one text holds at most ${MAX_TEXT_LENGTH} characters`);
-    }
-    return decodeText(bytes);
+    return read(path === '-' ? '<stdin>' : path, bytes);
   } catch (e) {
     if (isKpcError(e, 'path.unreadable')) throw e.withOption(option);
     if (isKpcError(e, 'input.unreadable')) throw e.inFile(path, option);
     throw e;
   }
+}
+
+function wholeText(name: string, bytes: Uint8Array): string {
+  // One JavaScript string holds at most ~512 MiB (kpc's nftables output at 100,000 Services is 721 MB).
+  if (bytes.byteLength > MAX_TEXT_LENGTH) {
+    throw fileError(name, `too large to read whole: ${bytes.byteLength} bytes, and one text holds at most ${MAX_TEXT_LENGTH} characters`);
+  }
+  return decodeText(bytes);
+}
+
+/** `bytes` cut after line feeds into pieces of at most `maxPiece` bytes (UTF-8 never holds a line feed inside a character). */
+function linePieces(name: string, bytes: Uint8Array, maxPiece: number): Uint8Array[] {
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  while (bytes.byteLength - start > maxPiece) {
+    const cut = bytes.lastIndexOf(0x0a, start + maxPiece - 1);
+    if (cut < start) throw fileError(name, `too large to read: a line from byte ${start} on is longer than ${maxPiece} bytes`);
+    pieces.push(bytes.subarray(start, cut + 1));
+    start = cut + 1;
+  }
+  pieces.push(bytes.subarray(start));
+  return pieces;
 }
 
 /** Bytes as readNamedText decodes them (UTF-8). */

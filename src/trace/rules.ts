@@ -7,6 +7,8 @@
 
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
 import { readRules } from '../lang/iptables/read.js';
+import { lineError } from '../lang/line-error.js';
+import type { TextSource } from '../lang/pieced-text.js';
 import { firstSignificantLine, KUBE_PROXY_TABLE, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
 import { traceIpvsBundle, type IpvsTraceResult } from './ipvs.js';
 import { traceNftState } from './nftables.js';
@@ -25,8 +27,8 @@ export type TraceRules =
  * nft's forms (a transaction, `nft list` text, `nft -j` JSON) rather than iptables-save's:
  * decided by the first line that is not blank or a comment (read without splitting 78 MB).
  */
-function isNftText(text: string): boolean {
-  const l = firstSignificantLine(text);
+function isNftText(text: TextSource): boolean {
+  const l = firstSignificantLine(typeof text === 'string' ? text : text.pieces[0]!);
   return l !== undefined && (/^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{'));
 }
 
@@ -35,8 +37,10 @@ function isNftText(text: string): boolean {
  * `family` table, read lazily), or iptables-save text. (A bundle, a directory or the inline
  * script kpc prints in IPVS mode, is read by diff/ipvs: the command finds it first.)
  */
-export function rulesOfText(text: string, family: NftFamily): TraceRules {
+export function rulesOfText(text: TextSource, family: NftFamily): TraceRules {
   if (isNftText(text)) return { form: 'nftables', table: readNftView(text, family, KUBE_PROXY_TABLE) };
+  // kpc's iptables output at 100,000 Services is 404 MB: a string; only nftables' is longer.
+  if (typeof text !== 'string') throw lineError(1, `a text of ${text.length} characters (longer than one string can be) is read only as an nftables transaction (kpc's and kube-proxy's form), and this text is not one`);
   return { form: 'iptables', text };
 }
 

@@ -6,7 +6,8 @@
 
 import { constants } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { readNamedText } from '../../src/parser/input-files.js';
+import { readNamedText, readNamedTextSource } from '../../src/parser/input-files.js';
+import { PiecedText } from '../../src/lang/pieced-text.js';
 import { KpcError } from '../../src/errors.js';
 
 describe('readNamedText', () => {
@@ -26,6 +27,39 @@ describe('readNamedText', () => {
     }
     expect(error).toBeInstanceOf(KpcError);
     expect((error as KpcError).message).toContain(`too large to read whole: ${constants.MAX_STRING_LENGTH + 1} bytes`);
+    expect((error as KpcError).describe()).toContain('--rules');
+  });
+});
+
+describe('readNamedTextSource', () => {
+  const text = 'add table ip kube-proxy\nadd chain ip kube-proxy é\nadd chain ip kube-proxy services\n';
+  const bytes = new TextEncoder().encode(text);
+
+  it('gives a text no longer than a piece as one string', () => {
+    expect(readNamedTextSource('-', '--rules', () => bytes, undefined, bytes.byteLength)).toBe(text);
+  });
+
+  it('cuts a longer one after line feeds into pieces of at most maxPiece bytes, decoded as UTF-8', () => {
+    const pieced = readNamedTextSource('-', '--rules', () => bytes, undefined, 40);
+    expect(pieced).toBeInstanceOf(PiecedText);
+    const pieces = (pieced as PiecedText).pieces;
+    expect(pieces.join('')).toBe(text);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces) {
+      expect(new TextEncoder().encode(piece).byteLength).toBeLessThanOrEqual(40);
+      expect(piece.endsWith('\n')).toBe(true);
+    }
+  });
+
+  it('refuses a line longer than a piece, naming the input and the option', () => {
+    let error: unknown;
+    try {
+      readNamedTextSource('-', '--rules', () => bytes, undefined, 10);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KpcError);
+    expect((error as KpcError).message).toContain('a line from byte 0 on is longer than 10 bytes');
     expect((error as KpcError).describe()).toContain('--rules');
   });
 });

@@ -5,7 +5,8 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { isDirectoryPath, readNamedText } from '../../parser/input-files.js';
+import { PiecedText, type TextSource } from '../../lang/pieced-text.js';
+import { isDirectoryPath, readNamedTextSource } from '../../parser/input-files.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
 import { Option } from 'commander';
@@ -62,13 +63,14 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 }
 
 /** A --rules text: the inline script kpc prints in IPVS mode (`#!`), or what rulesOfText reads. */
-function rulesOfFile(text: string, family: NftFamily): TraceRules {
-  const bundle = text.startsWith('#!') ? extractInlineBundle(text) : undefined;
+function rulesOfFile(text: TextSource, family: NftFamily): TraceRules {
+  const bundle = typeof text === 'string' && text.startsWith('#!') ? extractInlineBundle(text) : undefined;
   return bundle ? { form: 'ipvs', bundle } : rulesOfText(text, family);
 }
 
-function readRulesFile(path: string, io: Io): string {
-  return readNamedText(path, '--rules', io.readStdin);
+/** A text too long to be a string comes in pieces (kpc's nftables output at 100,000 Services). */
+function readRulesFile(path: string, io: Io): TextSource {
+  return readNamedTextSource(path, '--rules', io.readStdin);
 }
 
 /** The JSON view: the contract's keys first (cli.md), then the detail. */
@@ -106,7 +108,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
   const nftFamily = family === 'IPv4' ? 'ip' : 'ip6';
   // A --rules file is read (its text, or a bundle directory) before the input is compiled, and
   // taken apart, by its form, after (its errors name the file).
-  let rules: TraceRules | string;
+  let rules: TraceRules | TextSource;
   let nodeIPs: string[];
   if (flags.rules !== undefined) {
     if (flags.rules === '-' && (flags.filename ?? []).includes('-')) throw usageError('--rules - and -f - cannot both read stdin');
@@ -139,7 +141,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       ...(flags.from !== undefined ? { source: flags.from } : {}),
       ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
     };
-    const traced = traceThrough(typeof rules === 'string' ? rulesOfFile(rules, nftFamily) : rules, packet, { ips: nodeIPs });
+    const traced = traceThrough(typeof rules === 'string' || rules instanceof PiecedText ? rulesOfFile(rules, nftFamily) : rules, packet, { ips: nodeIPs });
     result = traced.result;
     if (flags.rules !== undefined) reportNotes(io, traced.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
   } catch (e) {

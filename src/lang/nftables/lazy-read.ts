@@ -29,6 +29,8 @@ import { isKpcError } from '../../errors.js';
 import { NftTransaction, type NftFamily, type NftOperation } from './model.js';
 import { nftStateForm, readCommandLine, readNftState, readTransaction } from './read.js';
 import { applyTransaction, emptyState, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
+import { lineError } from '../line-error.js';
+import type { PiecedText, TextSource } from '../pieced-text.js';
 import { HASH_START, hashWith, LineRuns, TextNames } from '../text-names.js';
 
 export interface NftTableView {
@@ -87,7 +89,7 @@ class OpIndex implements OpFinder {
   readonly runs: Record<Group, LineRuns>;
   byKey?: OpFinder['byKey'];
 
-  constructor(text: string) {
+  constructor(text: TextSource) {
     // kpc's transaction at 20,000 Services: 264,000 chains in 143 MB, 11,000 sets and maps.
     const chains = text.length >> 9;
     this.names = { chain: new TextNames(text, chains), set: new TextNames(text), element: new TextNames(text) };
@@ -202,7 +204,8 @@ class LazyTable implements NftTableView {
 
   private apply(positions: readonly number[]): NftState {
     const tx = new NftTransaction(this.family, this.table);
-    tx.ops.push(...this.opsAt(merged(this.index.table, positions)));
+    // A loop, not push(...ops): a map of 100,000 Services' elements is more arguments than a call takes.
+    for (const op of this.opsAt(merged(this.index.table, positions))) tx.ops.push(op);
     return applyTransaction(emptyState(this.family, this.table), tx);
   }
 
@@ -356,57 +359,66 @@ function slowLine(raw: string, family: string, table: string): { kind: string; n
  * knftables' form → the table, read lazily (see the top of this file). The text is indexed
  * in one pass; nothing is parsed until trace or explain asks for an object.
  */
-export function readTransactionLazily(text: string, family: NftFamily, table: string): NftTableView {
+export function readTransactionLazily(text: TextSource, family: NftFamily, table: string): NftTableView {
   const index = new OpIndex(text);
   const prefix = `${family} ${table} `;
   // The run under way: its group (undefined: none) and object. kpc writes an object's lines
   // together (add, flush, its rules), so most lines are matched against it without a lookup.
   let lastName = '';
   let lastGroup: Group | undefined;
+  // The line the slow path reads (where an unindexable line is).
+  let slowAt = 0;
   try {
+    if (typeof text === 'string') indexPiece(text, 0, true);
+    else text.pieces.forEach((piece, k) => indexPiece(piece, text.base(k), k === text.pieces.length - 1));
+  } catch (e) {
+    if (e instanceof Unindexable) return eagerOrThrow(text, family, table, slowAt);
+    throw e;
+  }
+
+  /** The lines of `piece` (all of the text, or a piece that starts at `base` and ends a line). */
+  function indexPiece(piece: string, base: number, last: boolean): void {
     // A line's position is the offset where it starts.
-    for (let start = 0; start <= text.length; ) {
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
+    for (let start = 0; last ? start <= piece.length : start < piece.length; ) {
+      let end = piece.indexOf('\n', start);
+      if (end < 0) end = piece.length;
       const lineStart = start;
       start = end + 1;
       // A line ending in a space or a carriage return: trimmed by the slow path.
-      const fast = end > lineStart && text.charCodeAt(end - 1) > 32 ? fastHead(text, lineStart, prefix) : -1;
+      const fast = end > lineStart && piece.charCodeAt(end - 1) > 32 ? fastHead(piece, lineStart, prefix) : -1;
       if (fast >= 0) {
         const kind = FAST_KINDS[fast & 7]!;
         const at = (fast - (fast & 7)) / 8;
         const group = groupOf(kind)!;
         const q = at + lastName.length;
         // A substring compared whole is cheaper than its characters one by one.
-        if (group === lastGroup && q <= end && text.slice(at, q) === lastName && endsCleanly(text, q, end)) {
-          index.runs[group].extend(end);
+        if (group === lastGroup && q <= end && piece.slice(at, q) === lastName && endsCleanly(piece, q, end)) {
+          index.runs[group].extend(base + end);
           if (kind === 'chain' && q < end) index.declared.add(lastName);
           continue;
         }
         // The name: printable ASCII without spaces, hashed as it is checked (anything else: the slow path).
         let n = at;
         let hash = HASH_START;
-        for (let c = text.charCodeAt(n); n < end && c > 32 && c < 127; c = text.charCodeAt(++n)) hash = hashWith(hash, c);
+        for (let c = piece.charCodeAt(n); n < end && c > 32 && c < 127; c = piece.charCodeAt(++n)) hash = hashWith(hash, c);
         n -= at;
-        if (n === 0 || !endsCleanly(text, at + n, end)) {
-          if (!indexSlow(text.slice(lineStart, end), lineStart, end)) lastGroup = undefined;
+        if (n === 0 || !endsCleanly(piece, at + n, end)) {
+          if (!indexSlow(piece.slice(lineStart, end), base + lineStart, base + end)) lastGroup = undefined;
           continue;
         }
-        lastName = text.slice(at, at + n);
+        lastName = piece.slice(at, at + n);
         lastGroup = group;
         if (kind === 'chain' && at + n < end) index.declared.add(lastName);
-        index.runs[group].begin(index.names[group].addAt(at, n, hash), lineStart, end);
+        index.runs[group].begin(index.names[group].addAt(base + at, n, hash), base + lineStart, base + end);
         continue;
       }
-      if (!indexSlow(text.slice(lineStart, end), lineStart, end)) lastGroup = undefined;
+      if (!indexSlow(piece.slice(lineStart, end), base + lineStart, base + end)) lastGroup = undefined;
     }
-  } catch (e) {
-    if (e instanceof Unindexable) return eagerOrThrow(text, family, table);
-    throw e;
   }
 
   /** A line read as parseCommand reads it; true when it begins a run (false: it is no object's). */
   function indexSlow(raw: string, lineStart: number, end: number): boolean {
+    slowAt = lineStart;
     const head = slowLine(raw, family, table);
     if (head === undefined) return false;
     if (head.kind === 'table') index.table.push(lineStart);
@@ -443,29 +455,42 @@ export function readTransactionLazily(text: string, family: NftFamily, table: st
       return read(positions, () => 0);
     } catch (e) {
       if (!isKpcError(e, 'previous.unreadable')) throw e;
-      // The eager reading's first error; it finds this one if no other (the same checks, the same set types).
-      readTransaction(text, family, table);
+      // The eager reading's first error; it finds this one if no other (the same checks, the same
+      // set types). A text too long to be a string has no eager reading: this error is reported.
+      if (typeof text === 'string') readTransaction(text, family, table);
       return read(positions, (at) => lineNumber(text, at));
     }
   });
 }
 
 /** The line (from 1) that starts at offset `at`. */
-function lineNumber(text: string, at: number): number {
+function lineNumber(text: TextSource, at: number): number {
   let n = 1;
   for (let i = text.indexOf('\n'); i >= 0 && i < at; i = text.indexOf('\n', i + 1)) n++;
   return n;
 }
 
 /**
- * A line the index cannot take: the eager reading, which reports its first error (the one
- * readTransaction gives), or, should it accept the line after all, reads the whole table.
+ * A line the index cannot take (the one at `at`): the eager reading, which reports its first
+ * error (the one readTransaction gives), or, should it accept the line after all, reads the
+ * whole table. A text too long to be a string has no eager reading: refused at that line.
  */
-function eagerOrThrow(text: string, family: NftFamily, table: string): NftTableView {
+function eagerOrThrow(text: TextSource, family: NftFamily, table: string, at: number): NftTableView {
+  if (typeof text !== 'string') throw lineError(lineNumber(text, at), `${tooLongFor(text)}, and this line is not of that form`);
   return viewOfState(readTransaction(text, family, table));
 }
 
+/** Why a text too long to be a string is read only as a transaction, line by line. */
+function tooLongFor(text: PiecedText): string {
+  return `a text of ${text.length} characters (longer than one string can be) is read only as knftables writes a transaction (kpc, kube-proxy)`;
+}
+
 /** Any of the three forms (read.ts readNftState) → the table; knftables' form is read lazily. */
-export function readNftView(text: string, family: NftFamily, table: string): NftTableView {
+export function readNftView(text: TextSource, family: NftFamily, table: string): NftTableView {
+  if (typeof text !== 'string') {
+    // The form is told by the first lines: the first piece's.
+    if (nftStateForm(text.pieces[0]!) !== 'transaction') throw lineError(1, tooLongFor(text));
+    return readTransactionLazily(text, family, table);
+  }
   return nftStateForm(text) === 'transaction' ? readTransactionLazily(text, family, table) : viewOfState(readNftState(text, family, table).state);
 }

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KpcError } from '../../../src/errors.js';
+import { PiecedText } from '../../../src/lang/pieced-text.js';
 import { NftTransaction, readTransaction, renderTransactionText, readTransactionLazily, viewOfTransaction, type NftFamily, type NftState, type NftTableView, type StateChain, type StateSet } from '../../../src/lang/nftables/index.js';
 import { buildTransaction } from '../../../src/emit/nftables/index.js';
 import { FIXTURES_ROOT, loadNftablesGoldenCases } from '../../helpers/fixtures.js';
@@ -79,17 +80,32 @@ function agree(text: string, family: NftFamily = 'ip'): 'read' | 'refused' {
   const eager = refusal(() => readTransaction(text, family, TABLE));
   const lazy = refusal(() => viewData(readTransactionLazily(text, family, TABLE), names));
   expect(lazy).toEqual(eager);
-  if (eager !== undefined) return 'refused';
+  if (eager !== undefined) {
+    // In pieces there is no eager reading to give the first error: an error, at some line.
+    expect(refusal(() => viewData(readTransactionLazily(piecesOf(text, 2), family, TABLE), names))?.line).toBeGreaterThan(0);
+    return 'refused';
+  }
   const state = readTransaction(text, family, TABLE);
   expect(viewData(readTransactionLazily(text, family, TABLE), names)).toEqual(stateData(state, names));
+  // The same text in pieces, as kpc reads one too long to be a string (a piece ends a line).
+  for (const every of [1, 3]) expect(viewData(readTransactionLazily(piecesOf(text, every), family, TABLE), names)).toEqual(stateData(state, names));
   // Element by element, as the tracer looks them up (each key read on its own), and keys absent.
-  const byKey = readTransactionLazily(text, family, TABLE);
-  for (const set of state.sets.values()) {
-    const lazy = byKey.set(set.name)!;
-    for (const [key, el] of set.elements) expect(lazy.elements.get(key), `${set.name} ${key}`).toEqual(el);
-    for (const key of ['no-such-key', '10.0.0.1 . tcp . 1', '']) expect(lazy.elements.get(key)).toEqual(set.elements.get(key));
+  for (const byKey of [readTransactionLazily(text, family, TABLE), readTransactionLazily(piecesOf(text, 2), family, TABLE)]) {
+    for (const set of state.sets.values()) {
+      const lazy = byKey.set(set.name)!;
+      for (const [key, el] of set.elements) expect(lazy.elements.get(key), `${set.name} ${key}`).toEqual(el);
+      for (const key of ['no-such-key', '10.0.0.1 . tcp . 1', '']) expect(lazy.elements.get(key)).toEqual(set.elements.get(key));
+    }
   }
   return 'read';
+}
+
+/** `text` as a PiecedText of `every` lines a piece (each but the last ends with its line feed). */
+function piecesOf(text: string, every: number): PiecedText {
+  const lines = text.split('\n');
+  const pieces: string[] = [];
+  for (let i = 0; i < lines.length; i += every) pieces.push(lines.slice(i, i + every).join('\n') + (i + every < lines.length ? '\n' : ''));
+  return new PiecedText(pieces);
 }
 
 function transactionTexts(dir: string, out: string[] = []): string[] {
