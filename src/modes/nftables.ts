@@ -5,13 +5,13 @@
  * golden check.
  */
 
-import { buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
+import { buildFocusedTransaction, buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
 import { nftDelta } from '../diff/nftables/delta.js';
 import { readBeside, readChangedTransactions } from '../diff/nftables/aligned.js';
 import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } from '../diff/nftables/report.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
-import type { ProxyIR } from '../ir/model.js';
+import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
 import { isDirectoryPath } from '../parser/input-files.js';
 import { PreviousText } from './previous-text.js';
@@ -115,6 +115,10 @@ function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinRe
   return { drifted: [golden], diffs: [unifiedDiff(before, emitNftablesText(ir, options), golden, 'kpc compile')], notes: [] };
 }
 
+function transactionOf(ir: ProxyIR, options: EmitOptions, focus: ((sp: ServicePort) => boolean) | undefined): NftTransaction {
+  return focus === undefined ? buildTransaction(ir, options) : buildFocusedTransaction(ir, options, focus);
+}
+
 export const nftablesBackend: ModeBackend = {
   mode: 'nftables',
   describes: 'nftables rules',
@@ -122,7 +126,8 @@ export const nftablesBackend: ModeBackend = {
   readPrevious,
   check,
   // The transaction is built, not printed and read back: its operations are applied per
-  // object when the tracer or explainer asks for it (lang/nftables/lazy-read.ts).
-  traceRules: (ir, options) => ({ form: 'nftables', table: viewOfTransaction(buildTransaction(ir, options)) }),
-  explainRules: (ir) => ({ form: 'nftables', table: viewOfTransaction(buildTransaction(ir, { standalone: false })) }),
+  // object when the tracer or explainer asks for it (lang/nftables/lazy-read.ts). With a
+  // focus, only the fixed part and the focused ports' operations are kept.
+  traceRules: (ir, options, focus) => ({ form: 'nftables', table: viewOfTransaction(transactionOf(ir, options, focus)) }),
+  explainRules: (ir, focus) => ({ form: 'nftables', table: viewOfTransaction(transactionOf(ir, { standalone: false }, focus)) }),
 };

@@ -13,7 +13,7 @@
 import type { ProxyIR, ServicePort } from '../../ir/model.js';
 import { planContext, planServicePort } from '../../ir/plan.js';
 import { cidrContains, isLoopback, parseCIDR, parseIP } from '../../net/ip.js';
-import { renderOperations, renderTransactionText, type NftTransaction } from '../../lang/nftables/index.js';
+import { renderOperations, renderTransactionText, type NftOperation, type NftTransaction } from '../../lang/nftables/index.js';
 import { syncContext } from './context.js';
 import { nodePortIPs, writeSetup } from './fixed.js';
 import { ElementStore, writeServicePort } from './service-port.js';
@@ -54,6 +54,42 @@ function* writeTransaction(ir: ProxyIR, options: NftablesOptions): Generator<Nft
     yield ctx.tx;
   }
   return ctx.tx;
+}
+
+/**
+ * The transaction kpc trace and explain follow: the whole transaction without the chains (and
+ * their rules) of the service ports `focus` leaves out (trace/focus.ts: those a connection
+ * cannot reach). Every port is written, and every element kept: the sets and maps are shared
+ * and deduplicated (a hairpin element written by one port is another's too). A port's own
+ * chains are reached only through elements keyed by its own addresses and ports (or from
+ * its own chains), which the packet does not match, or the port would be kept.
+ */
+export function buildFocusedTransaction(ir: ProxyIR, options: NftablesOptions, focus: (sp: ServicePort) => boolean): NftTransaction {
+  const steps = writeTransaction(ir, options);
+  // The first step is the fixed part; each one after it is a port's, in the IR's order.
+  let kept = steps.next().value.ops.length;
+  for (const sp of ir.servicePorts) {
+    const tx = steps.next().value;
+    if (!focus(sp)) tx.ops.length = kept + withoutOwnChains(tx.ops, kept);
+    kept = tx.ops.length;
+  }
+  return steps.next().value;
+}
+
+/** Moves the operations from `from` on that are not on a chain declared among them to its start; how many are left. */
+function withoutOwnChains(ops: NftOperation[], from: number): number {
+  const own = new Set<string>();
+  for (let i = from; i < ops.length; i++) {
+    const o = ops[i]!.object;
+    if (o.kind === 'chain' && ops[i]!.verb === 'add') own.add(o.name);
+  }
+  let n = from;
+  for (let i = from; i < ops.length; i++) {
+    const o = ops[i]!.object;
+    if ((o.kind === 'chain' && own.has(o.name)) || (o.kind === 'rule' && own.has(o.chain))) continue;
+    ops[n++] = ops[i]!;
+  }
+  return n - from;
 }
 
 /** Operations per rendered chunk. */
