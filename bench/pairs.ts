@@ -84,6 +84,38 @@ const PAIRS: Record<string, Pair> = {
     target: 1.1,
     sameBytes: false,
   },
+  'trace-nft': {
+    name: 'trace-nft',
+    what: 'kpc trace of one connection (to a cluster IP) against a compile of the same input, nftables mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'trace', argv: ['trace', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '--to', '10.96.0.10:80', '--from', '10.0.3.4', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'explain-nft': {
+    name: 'explain-nft',
+    what: 'kpc explain of one Service against a compile of the same input, nftables mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'explain', argv: ['explain', 'ns-0/svc-0', '--proxy-mode', 'nftables', ...NODE, '-f', 'INPUT(json)', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'trace-ipvs': {
+    name: 'trace-ipvs',
+    what: 'kpc trace of one connection (to a cluster IP) against a compile of the same input, ipvs mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'trace', argv: ['trace', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '--to', '10.96.0.10:80', '--from', '10.0.3.4', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
+  'explain-ipvs': {
+    name: 'explain-ipvs',
+    what: 'kpc explain of one Service against a compile of the same input, ipvs mode',
+    a: { label: 'compile', argv: ['compile', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'OUT'] },
+    b: { label: 'explain', argv: ['explain', 'ns-0/svc-0', '--proxy-mode', 'ipvs', ...NODE, '-f', 'INPUT(json)', '-o', 'json'] },
+    target: 1.1,
+    sameBytes: false,
+  },
   previous: {
     name: 'previous',
     what: 'compile --previous (its own output: nothing changed) against a compile, iptables mode',
@@ -218,7 +250,7 @@ function usage(): string {
   const names = Object.entries(PAIRS).map(([name, p]) => `  ${name.padEnd(14)} ${p.what}`);
   return [
     'usage: node dist/bench/pairs.js [--services N] [--repeat N] [--seed N] [--pairs a,b,...] [--cache DIR]',
-    'Runs each pair (all of them when --pairs is not given: 20 pairs, 6 runs each by default, about 10 minutes at 20,000 Services).',
+    'Runs each pair (all of them when --pairs is not given: 24 pairs, 6 runs each by default, about 10 minutes at 20,000 Services).',
     'pairs:',
     ...names,
   ].join('\n');
