@@ -8,7 +8,7 @@
  */
 
 import { join } from 'node:path';
-import { applyScriptOptions, bundleFiles, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../emit/ipvs/index.js';
+import { applyScriptOptions, bundleFiles, emitFocusedIpvs, emitIpvs, overfullSets, renderApplyScript, setName, syncIpvs, type IpvsState } from '../emit/ipvs/index.js';
 import type { SetSizes } from '../emit/ipvs/sets.js';
 import type { IPFamily } from '../net/ip.js';
 import { BUNDLE_FILES, type IpvsBundle } from '../emit/ipvs/bundle.js';
@@ -33,7 +33,7 @@ import {
   type IpvsNodeState,
 } from '../diff/ipvs/index.js';
 import { isKpcError, KpcError } from '../errors.js';
-import type { ProxyIR } from '../ir/model.js';
+import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { isDirectoryPath, readNamedText } from '../parser/input-files.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
 
@@ -197,6 +197,10 @@ function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinRe
   return result;
 }
 
+function bundleOf(ir: ProxyIR, options: { standalone: boolean }, focus: ((sp: ServicePort) => boolean) | undefined): IpvsBundle {
+  return focus === undefined ? emitIpvs(ir, options) : emitFocusedIpvs(ir, options, focus);
+}
+
 export const ipvsBackend: ModeBackend = {
   mode: 'ipvs',
   describes: 'an IPVS bundle',
@@ -204,11 +208,11 @@ export const ipvsBackend: ModeBackend = {
   readPrevious,
   check,
   // kpc trace (src/trace/ipvs.ts): the bundle's four parts.
-  traceRules: (ir, options) => ({ form: 'ipvs', bundle: emitIpvs(ir, { standalone: options.standalone }) }),
+  // With a focus, only the focused ports' virtual servers (emitFocusedIpvs).
+  traceRules: (ir, options, focus) => ({ form: 'ipvs', bundle: bundleOf(ir, { standalone: options.standalone }, focus) }),
   // kpc explain (src/explain/ipvs.ts): ipvs.rules and ipset.rules.
-  explainRules: (ir) => {
-    const files = bundleFiles(ir, { standalone: false });
-    const of = (name: string) => files.find((f) => f.name === name)?.content ?? '';
-    return { form: 'ipvs', files: { ipvs: of('ipvs.rules'), ipset: of('ipset.rules') } };
+  explainRules: (ir, focus) => {
+    const bundle = bundleOf(ir, { standalone: false }, focus);
+    return { form: 'ipvs', files: { ipvs: bundle.ipvsRules, ipset: bundle.ipsetRules } };
   },
 };

@@ -19,7 +19,7 @@
  *                                   for `explain`/`trace`/`diff`.
  */
 
-import type { ProxyIR } from '../../ir/model.js';
+import type { ProxyIR, ServicePort } from '../../ir/model.js';
 import { renderAddresses } from './addresses.js';
 import { renderApplyScript, type ApplyScriptOptions } from './apply-script.js';
 import { BUNDLE_FILES, type IpvsBundle } from './bundle.js';
@@ -48,6 +48,24 @@ export function emitIpvs(ir: ProxyIR, options: IpvsOptions, state: IpvsState = s
     iptablesRules: renderIptablesRules(ir, state, { standalone: options.standalone }),
     addresses: renderAddresses(state),
   };
+}
+
+/**
+ * emitIpvs for kpc trace and explain: the bundle with only the virtual servers the service
+ * ports `focus` keeps could have written (those on their cluster, external and load-balancer
+ * IPs, and on their node ports), and every ipset entry, iptables rule and kube-ipvs0 address.
+ * A connection to `ip:port` meets only the virtual server `ip:port` (trace/focus.ts keeps the
+ * ports with that address or node port), and the ipsets and addresses stay whole so every
+ * membership and every LOCAL address is the full sync's. Most of ipvs.rules (a virtual
+ * server and its real servers per entry point) is neither printed nor read back.
+ */
+export function emitFocusedIpvs(ir: ProxyIR, options: IpvsOptions, focus: (sp: ServicePort) => boolean): IpvsBundle {
+  const state = syncIpvs(ir);
+  const kept = ir.servicePorts.filter(focus);
+  const ips = new Set(kept.flatMap((sp) => [sp.clusterIP, ...sp.externalIPs, ...sp.loadBalancerVIPs]));
+  const nodePorts = new Set(kept.flatMap((sp) => (sp.nodePort !== 0 ? [sp.nodePort] : [])));
+  const virtualServers = state.virtualServers.filter((vs) => ips.has(vs.ip) || nodePorts.has(vs.port));
+  return emitIpvs(ir, options, { ...state, virtualServers });
 }
 
 export function applyScriptOptions(ir: ProxyIR, options: { inline: boolean; standalone: boolean }): ApplyScriptOptions {
