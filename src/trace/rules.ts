@@ -7,9 +7,8 @@
 
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
 import { readRules } from '../lang/iptables/read.js';
-import { lineError } from '../lang/line-error.js';
 import type { TextSource } from '../lang/pieced-text.js';
-import { firstSignificantLine, KUBE_PROXY_TABLE, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
+import { firstSignificantLine, KUBE_PROXY_TABLE, notATransaction, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
 import { traceIpvsBundle, type IpvsTraceResult } from './ipvs.js';
 import { traceNftState } from './nftables.js';
 import type { NodeSpec, PacketSpec } from './result.js';
@@ -28,7 +27,7 @@ export type TraceRules =
  * decided by the first line that is not blank or a comment (read without splitting 78 MB).
  */
 function isNftText(text: TextSource): boolean {
-  const l = firstSignificantLine(typeof text === 'string' ? text : text.pieces[0]!);
+  const l = firstSignificantLine(text);
   return l !== undefined && (/^(table|add|flush|delete|insert|replace|create)\s/.test(l) || l.startsWith('{'));
 }
 
@@ -40,7 +39,7 @@ function isNftText(text: TextSource): boolean {
 export function rulesOfText(text: TextSource, family: NftFamily): TraceRules {
   if (isNftText(text)) return { form: 'nftables', table: readNftView(text, family, KUBE_PROXY_TABLE) };
   // kpc's iptables output at 100,000 Services is 404 MB: a string; only nftables' is longer.
-  if (typeof text !== 'string') throw lineError(1, `a text of ${text.length} characters (longer than one string can be) is read only as an nftables transaction (kpc's and kube-proxy's form), and this text is not one`);
+  if (typeof text !== 'string') throw notATransaction(text, 1, 'this text is not one');
   return { form: 'iptables', text };
 }
 

@@ -25,7 +25,7 @@
  * (lang/iptables/read.ts).
  */
 
-import { isKpcError } from '../../errors.js';
+import { isKpcError, type KpcError } from '../../errors.js';
 import { NftTransaction, type NftFamily, type NftOperation } from './model.js';
 import { nftStateForm, readCommandLine, readNftState, readTransaction } from './read.js';
 import { applyTransaction, emptyState, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
@@ -476,20 +476,20 @@ function lineNumber(text: TextSource, at: number): number {
  * whole table. A text too long to be a string has no eager reading: refused at that line.
  */
 function eagerOrThrow(text: TextSource, family: NftFamily, table: string, at: number): NftTableView {
-  if (typeof text !== 'string') throw lineError(lineNumber(text, at), `${tooLongFor(text)}, and this line is not of that form`);
+  if (typeof text !== 'string') throw notATransaction(text, lineNumber(text, at), 'this line is not of that form');
   return viewOfState(readTransaction(text, family, table));
 }
 
-/** Why a text too long to be a string is read only as a transaction, line by line. */
-function tooLongFor(text: PiecedText): string {
-  return `a text of ${text.length} characters (longer than one string can be) is read only as knftables writes a transaction (kpc, kube-proxy)`;
+/** A text too long to be a string is read only as a transaction, line by line: the refusal of another, at `line`. */
+export function notATransaction(text: PiecedText, line: number, why: string): KpcError {
+  return lineError(line, `a text of ${text.length} characters (longer than one string can be) is read only as knftables writes a transaction (kpc, kube-proxy), and ${why}`);
 }
 
 /** Any of the three forms (read.ts readNftState) → the table; knftables' form is read lazily. */
 export function readNftView(text: TextSource, family: NftFamily, table: string): NftTableView {
   if (typeof text !== 'string') {
     // The form is told by the first lines: the first piece's.
-    if (nftStateForm(text.pieces[0]!) !== 'transaction') throw lineError(1, tooLongFor(text));
+    if (nftStateForm(text.pieces[0]!) !== 'transaction') throw notATransaction(text, 1, 'this text is not one');
     return readTransactionLazily(text, family, table);
   }
   return nftStateForm(text) === 'transaction' ? readTransactionLazily(text, family, table) : viewOfState(readNftState(text, family, table).state);

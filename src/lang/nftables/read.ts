@@ -16,6 +16,7 @@
 
 import { isKpcError } from '../../errors.js';
 import { lineError } from '../line-error.js';
+import type { TextSource } from '../pieced-text.js';
 import { NftTransaction, type NftBaseChainSpec, type NftFamily, type NftObject, type NftOperation, type NftVerb } from './model.js';
 import { applyTransaction, emptyState, stateRule, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
 import { checkElement, checkName, listedRuleProblem, listingHint } from './read-checks.js';
@@ -693,7 +694,7 @@ export function readJSON(text: string, family: NftFamily, table: string): NftSta
 export type NftStateForm = 'transaction' | 'listing' | 'json';
 
 /** The first line that is not blank or a comment, trimmed (found without splitting 143 MB). */
-export function firstSignificantLine(text: string): string | undefined {
+export function firstSignificantLine(text: TextSource): string | undefined {
   for (let start = 0; start < text.length; ) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
