@@ -14,69 +14,17 @@ import { ipvsBackend } from '../../src/modes/ipvs.js';
 import { reachableServicePorts } from '../../src/trace/focus.js';
 import { traceThrough, type TraceRules } from '../../src/trace/rules.js';
 import { loadGoldenCases } from '../helpers/fixtures.js';
-import { compileCaseIR } from '../ipvs/helpers/compile-case.js';
-
-async function caseIRs(): Promise<Array<{ name: string; ir: ProxyIR }>> {
-  const out: Array<{ name: string; ir: ProxyIR }> = [];
-  for (const c of loadGoldenCases(undefined, { bundles: true })) {
-    if (c.exit !== 0 || c.args[0] !== 'compile' || !c.args.includes('ipvs')) continue;
-    try {
-      const ir = await compileCaseIR(c);
-      if (ir.servicePorts.length > 0) out.push({ name: c.name, ir });
-    } catch {
-      // a case whose input kpc refuses
-    }
-  }
-  return out;
-}
-
-/** The destinations a test sends to for one port: its cluster IP, external and load-balancer IPs, node port, and an address no one has. */
-function destinations(ir: ProxyIR, sp: ServicePort): Array<{ ip: string; port: number }> {
-  const v6 = ir.family === 'IPv6';
-  const all = [
-    { ip: sp.clusterIP, port: sp.port },
-    { ip: sp.clusterIP, port: sp.port + 1 },
-    ...sp.externalIPs.map((ip) => ({ ip, port: sp.port })),
-    ...sp.loadBalancerVIPs.map((ip) => ({ ip, port: sp.port })),
-    ...(sp.nodePort !== 0 ? [{ ip: ir.node.ips[0] ?? (v6 ? '::1' : '127.0.0.1'), port: sp.nodePort }] : []),
-    { ip: v6 ? 'fd00:ffff::1' : '10.255.255.1', port: sp.port },
-  ];
-  return all.filter((d) => d.ip !== '' && d.ip.includes(':') === v6);
-}
+import { caseIRs, destinations, expectFocusedExplanations, expectFocusedTraces, protocolOf } from './focus-compare.js';
 
 describe('the focused IPVS bundle of trace and explain', async () => {
-  const cases = await caseIRs();
+  const cases = await caseIRs(loadGoldenCases(undefined, { bundles: true }).filter((c) => c.args.includes('ipvs')));
 
   it('finds the cases it compares', () => {
     expect(cases.length).toBeGreaterThan(20);
   });
 
   it('traces every service port\'s addresses and node port as the whole bundle does', () => {
-    let traced = 0;
-    for (const { name, ir } of cases) {
-      for (const standalone of [false, true]) {
-        const whole = ipvsBackend.traceRules!(ir, { standalone });
-        for (const sp of ir.servicePorts.slice(0, 12)) {
-          const protocol = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-          for (const dest of destinations(ir, sp)) {
-            const focused = ipvsBackend.traceRules!(ir, { standalone }, reachableServicePorts(dest));
-            for (const source of [undefined, sp.endpoints[0]?.ip]) {
-              const packet = { destination: dest.ip, port: dest.port, protocol, ...(source !== undefined ? { source } : {}) };
-              const run = (rules: TraceRules) => {
-                try {
-                  return traceThrough(rules, packet, { ips: ir.node.ips }).result;
-                } catch (e) {
-                  return { error: (e as Error).message };
-                }
-              };
-              expect(run(focused), `${name} ${JSON.stringify(packet)}`).toEqual(run(whole));
-              traced++;
-            }
-          }
-        }
-      }
-    }
-    expect(traced).toBeGreaterThan(500);
+    expect(expectFocusedTraces(cases, ipvsBackend)).toBeGreaterThan(500);
   }, 120_000);
 
   it('keeps fewer virtual servers than the whole bundle when it leaves ports out, and all of them when it keeps every port', () => {
@@ -98,9 +46,8 @@ describe('the focused IPVS bundle of trace and explain', async () => {
     const sp = ir.servicePorts.find((p) => p.endpoints.length > 0)!;
     const twin: ServicePort = { ...sp, name: `${sp.name}-twin`, spn: `${sp.spn}-twin`, nodePort: 0, healthCheckNodePort: 0, endpoints: [] };
     const both: ProxyIR = { ...ir, servicePorts: [...ir.servicePorts, twin] };
-    const protocol = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
     for (const dest of destinations(both, sp)) {
-      const packet = { destination: dest.ip, port: dest.port, protocol };
+      const packet = { destination: dest.ip, port: dest.port, protocol: protocolOf(sp) };
       const run = (rules: TraceRules) => traceThrough(rules, packet, { ips: both.node.ips }).result;
       expect(run(ipvsBackend.traceRules!(both, { standalone: false }, reachableServicePorts(dest))), JSON.stringify(dest)).toEqual(run(ipvsBackend.traceRules!(both, { standalone: false })));
     }
@@ -111,16 +58,6 @@ describe('the focused IPVS bundle of trace and explain', async () => {
   });
 
   it('explains every Service as through the whole bundle', () => {
-    let explained = 0;
-    for (const { name, ir } of cases) {
-      const whole = ipvsBackend.explainRules!(ir);
-      const services = new Map(ir.servicePorts.map((sp) => [`${sp.namespace}/${sp.name}`, sp]));
-      for (const sp of [...services.values()].slice(0, 12)) {
-        const focused = ipvsBackend.explainRules!(ir, (p) => p.namespace === sp.namespace && p.name === sp.name);
-        expect(explainThrough(focused, ir, sp.namespace, sp.name), `${name} ${sp.namespace}/${sp.name}`).toEqual(explainThrough(whole, ir, sp.namespace, sp.name));
-        explained++;
-      }
-    }
-    expect(explained).toBeGreaterThan(30);
+    expect(expectFocusedExplanations(cases, ipvsBackend)).toBeGreaterThan(30);
   }, 120_000);
 });

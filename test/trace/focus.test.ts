@@ -8,14 +8,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { iptablesBackend } from '../../src/modes/iptables.js';
-import { reachableServicePorts } from '../../src/trace/focus.js';
-import { traceThrough } from '../../src/trace/rules.js';
-import { explainService } from '../../src/explain/explain.js';
-import type { ProxyIR } from '../../src/ir/model.js';
+import type { ExplainRules } from '../../src/explain/rules.js';
+import type { TraceRules } from '../../src/trace/rules.js';
 import { loadGoldenCases } from '../helpers/fixtures.js';
-import { compileCaseIR } from '../ipvs/helpers/compile-case.js';
+import { caseIRs, expectFocusedExplanations, expectFocusedTraces } from './focus-compare.js';
 
-function textOf(rules: ReturnType<NonNullable<typeof iptablesBackend.traceRules>>): string {
+function textOf(rules: TraceRules | ExplainRules): string {
   if (rules.form !== 'iptables') throw new Error(`expected iptables rules, got ${rules.form}`);
   return rules.text;
 }
@@ -29,74 +27,20 @@ function expectSameLines(focused: string, whole: string, where: string): void {
   expect(differing, where).toEqual([]);
 }
 
-async function caseIRs(): Promise<Array<{ name: string; ir: ProxyIR }>> {
-  const out: Array<{ name: string; ir: ProxyIR }> = [];
-  for (const c of loadGoldenCases()) {
-    if (c.exit !== 0 || c.args[0] !== 'compile' || c.args.some((a) => a === 'ipvs' || a === 'nftables')) continue;
-    try {
-      const ir = await compileCaseIR(c);
-      if (ir.servicePorts.length > 0) out.push({ name: c.name, ir });
-    } catch {
-      // a case whose input kpc refuses
-    }
-  }
-  return out;
-}
-
 describe('the focused iptables text of trace and explain', async () => {
-  const cases = await caseIRs();
+  const cases = await caseIRs(loadGoldenCases().filter((c) => !c.args.some((a) => a === 'ipvs' || a === 'nftables')));
 
   it('finds the cases it compares', () => {
     expect(cases.length).toBeGreaterThan(40);
   });
 
-  it('traces every service port\'s cluster IP, node port and external IPs as the whole output does', () => {
-    let traced = 0;
-    for (const { name, ir } of cases) {
-      for (const standalone of [false, true]) {
-        const whole = textOf(iptablesBackend.traceRules!(ir, { standalone }));
-        for (const sp of ir.servicePorts.slice(0, 12)) {
-          const protocol = sp.protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp';
-          const dests = [{ ip: sp.clusterIP, port: sp.port }, ...sp.externalIPs.map((ip) => ({ ip, port: sp.port })), ...(sp.nodePort !== 0 ? [{ ip: ir.node.ips[0] ?? '127.0.0.1', port: sp.nodePort }] : [])];
-          for (const dest of dests) {
-            if (dest.ip.includes(':') !== (ir.family === 'IPv6')) continue;
-            const focused = textOf(iptablesBackend.traceRules!(ir, { standalone }, reachableServicePorts(dest)));
-            expectSameLines(focused, whole, `${name} ${dest.ip}:${dest.port}`);
-            for (const source of [undefined, sp.endpoints[0]?.ip]) {
-              const packet = { destination: dest.ip, port: dest.port, protocol, ...(source !== undefined ? { source } : {}) };
-              const node = { ips: ir.node.ips };
-              const run = (text: string) => {
-                try {
-                  return traceThrough({ form: 'iptables', text }, packet, node).result;
-                } catch (e) {
-                  return { error: (e as Error).message };
-                }
-              };
-              expect(run(focused), `${name} ${JSON.stringify(packet)}`).toEqual(run(whole));
-              traced++;
-            }
-          }
-        }
-      }
-    }
+  it('traces every service port\'s addresses and node port as the whole output does, at the same line numbers', () => {
+    const traced = expectFocusedTraces(cases, iptablesBackend, (focused, whole, where) => expectSameLines(textOf(focused), textOf(whole), where));
     expect(traced).toBeGreaterThan(500);
   }, 120_000);
 
   it('explains every Service as through the whole output', () => {
-    let explained = 0;
-    for (const { name, ir } of cases) {
-      const rules = iptablesBackend.explainRules!(ir);
-      if (rules.form !== 'iptables') throw new Error('expected iptables rules');
-      const whole = rules.text;
-      const services = new Map(ir.servicePorts.map((sp) => [`${sp.namespace}/${sp.name}`, sp]));
-      for (const sp of [...services.values()].slice(0, 12)) {
-        const focusedRules = iptablesBackend.explainRules!(ir, (p) => p.namespace === sp.namespace && p.name === sp.name);
-        if (focusedRules.form !== 'iptables') throw new Error('expected iptables rules');
-        expectSameLines(focusedRules.text, whole, `${name} ${sp.namespace}/${sp.name}`);
-        expect(explainService(ir, focusedRules.text, sp.namespace, sp.name), `${name} ${sp.namespace}/${sp.name}`).toEqual(explainService(ir, whole, sp.namespace, sp.name));
-        explained++;
-      }
-    }
+    const explained = expectFocusedExplanations(cases, iptablesBackend, (focused, whole, where) => expectSameLines(textOf(focused), textOf(whole), where));
     expect(explained).toBeGreaterThan(80);
   }, 120_000);
 });
