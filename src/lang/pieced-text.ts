@@ -2,8 +2,7 @@
  * A text longer than one JavaScript string can be (constants.MAX_STRING_LENGTH, 536,870,888
  * characters): kpc's nftables transaction at 100,000 Services is 721 MB. It is held as pieces
  * that each end at a line's end (no line is split), and read through the few methods of a
- * string the lazy readers use, at positions in the whole text. A string is a TextSource too,
- * so a reader written against TextSource reads either; the eager readers take strings only.
+ * string the lazy readers use, at positions in the whole text (a TextSource, text-source.ts).
  */
 
 export class PiecedText {
@@ -64,6 +63,11 @@ export class PiecedText {
     return this.slice(at, at + search.length) === search;
   }
 
+  /** Whether [a, a + length) and [b, b + length) hold the same characters. */
+  sameRange(a: number, b: number, length: number): boolean {
+    return this.slice(a, a + length) === this.slice(b, b + length);
+  }
+
   private pieceAt(at: number): number {
     const bases = this.bases;
     let k = this.last;
@@ -74,6 +78,3 @@ export class PiecedText {
     return k;
   }
 }
-
-/** A text the lazy readers take: one string, or pieces of one too long to be a string. */
-export type TextSource = string | PiecedText;

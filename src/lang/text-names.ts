@@ -9,7 +9,7 @@
  * of its pieces.
  */
 
-import type { TextSource } from './pieced-text.js';
+import type { TextSource } from './text-source.js';
 
 export class TextNames {
   /** How many names. */
@@ -69,6 +69,17 @@ export class TextNames {
     }
   }
 
+  /** How long name id is. */
+  lengthOf(id: number): number {
+    return this.lengths[id]!;
+  }
+
+  /** Whether name id is the text at `at..at + its length`. */
+  isAt(id: number, at: number): boolean {
+    const start = this.starts[id]!;
+    return start < 0 ? this.text.startsWith(this.strings.get(id)!, at) : sameRange(this.text, start, at, this.lengths[id]!);
+  }
+
   name(id: number): string {
     const start = this.starts[id]!;
     return start < 0 ? this.strings.get(id)! : this.text.slice(start, start + this.lengths[id]!);
@@ -82,8 +93,7 @@ export class TextNames {
   private sameAt(id: number, start: number, length: number): boolean {
     const other = this.starts[id]!;
     if (other < 0) return this.strings.get(id) === this.text.slice(start, start + length);
-    // A substring compared whole is cheaper than its characters one by one.
-    return this.text.slice(other, other + length) === this.text.slice(start, start + length);
+    return sameRange(this.text, other, start, length);
   }
 
   private added(slot: number, hash: number, start: number, length: number): number {
@@ -175,6 +185,15 @@ export class LineRuns {
       }
     }
   }
+}
+
+/**
+ * Whether text[a..a+length) and text[b..b+length) are the same characters: in a string two
+ * substrings compared whole (cheaper than their characters one by one); a file's bytes compare
+ * theirs and make no string.
+ */
+export function sameRange(text: TextSource, a: number, b: number, length: number): boolean {
+  return typeof text === 'string' ? text.slice(a, a + length) === text.slice(b, b + length) : text.sameRange(a, b, length);
 }
 
 const FNV_OFFSET = 0x811c9dc5 | 0;

@@ -7,7 +7,9 @@
 
 import type { IpvsBundle } from '../emit/ipvs/bundle.js';
 import { readRules } from '../lang/iptables/read.js';
-import type { TextSource } from '../lang/pieced-text.js';
+import type { AsciiBytes } from '../lang/ascii-bytes.js';
+import { PiecedText } from '../lang/pieced-text.js';
+import type { TextSource } from '../lang/text-source.js';
 import { firstSignificantLine, KUBE_PROXY_TABLE, notATransaction, readNftView, type NftFamily, type NftTableView } from '../lang/nftables/index.js';
 import { traceIpvsBundle, type IpvsTraceResult } from './ipvs.js';
 import { traceNftState } from './nftables.js';
@@ -15,8 +17,8 @@ import type { NodeSpec, PacketSpec } from './result.js';
 import { traceRuleSet } from './tracer.js';
 
 export type TraceRules =
-  /** iptables-save / iptables-restore text (kpc's output, possibly focused, or a node's). */
-  | { form: 'iptables'; text: string }
+  /** iptables-save / iptables-restore text (kpc's output, possibly focused, or a node's file's bytes). */
+  | { form: 'iptables'; text: string | AsciiBytes }
   /** One nftables table (kube-proxy's), read or built. */
   | { form: 'nftables'; table: NftTableView }
   /** IPVS mode's bundle: ipvs, ipset and iptables rules and the kube-ipvs0 addresses. */
@@ -38,8 +40,9 @@ function isNftText(text: TextSource): boolean {
  */
 export function rulesOfText(text: TextSource, family: NftFamily): TraceRules {
   if (isNftText(text)) return { form: 'nftables', table: readNftView(text, family, KUBE_PROXY_TABLE) };
-  // kpc's iptables output at 100,000 Services is 404 MB: a string; only nftables' is longer.
-  if (typeof text !== 'string') throw notATransaction(text, 1, 'this text is not one');
+  // kpc's iptables output at 100,000 Services is 404 MB, bytes that index; only nftables' is
+  // longer than a string, and a non-ASCII text that long is in pieces.
+  if (text instanceof PiecedText) throw notATransaction(text, 1, 'this text is not one');
   return { form: 'iptables', text };
 }
 

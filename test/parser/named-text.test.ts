@@ -8,6 +8,7 @@ import { constants } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { readNamedText, readNamedTextSource } from '../../src/parser/input-files.js';
 import { PiecedText } from '../../src/lang/pieced-text.js';
+import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
 import { KpcError } from '../../src/errors.js';
 
 describe('readNamedText', () => {
@@ -34,6 +35,13 @@ describe('readNamedText', () => {
 describe('readNamedTextSource', () => {
   const text = 'add table ip kube-proxy\nadd chain ip kube-proxy é\nadd chain ip kube-proxy services\n';
   const bytes = new TextEncoder().encode(text);
+
+  it('gives ASCII bytes as they are, not decoded, however long', () => {
+    const ascii = new TextEncoder().encode('*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n');
+    const read = readNamedTextSource('-', '--rules', () => ascii, undefined, 10);
+    expect(read).toBeInstanceOf(AsciiBytes);
+    expect((read as AsciiBytes).toString()).toBe('*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n');
+  });
 
   it('gives a text no longer than a piece as one string', () => {
     expect(readNamedTextSource('-', '--rules', () => bytes, undefined, bytes.byteLength)).toBe(text);

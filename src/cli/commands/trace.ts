@@ -5,7 +5,7 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { PiecedText, type TextSource } from '../../lang/pieced-text.js';
+import { decodedText, isTextSource, type TextSource } from '../../lang/text-source.js';
 import { isDirectoryPath, readNamedTextSource } from '../../parser/input-files.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
@@ -64,11 +64,12 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 
 /** A --rules text: the inline script kpc prints in IPVS mode (`#!`), or what rulesOfText reads. */
 function rulesOfFile(text: TextSource, family: NftFamily): TraceRules {
-  const bundle = typeof text === 'string' && text.startsWith('#!') ? extractInlineBundle(text) : undefined;
+  const script = text.startsWith('#!') ? decodedText(text) : undefined;
+  const bundle = typeof script === 'string' ? extractInlineBundle(script) : undefined;
   return bundle ? { form: 'ipvs', bundle } : rulesOfText(text, family);
 }
 
-/** A text too long to be a string comes in pieces (kpc's nftables output at 100,000 Services). */
+/** ASCII comes as its bytes; other text too long to be a string in pieces (text-source.ts). */
 function readRulesFile(path: string, io: Io): TextSource {
   return readNamedTextSource(path, '--rules', io.readStdin);
 }
@@ -141,7 +142,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
       ...(flags.from !== undefined ? { source: flags.from } : {}),
       ...(flags.inInterface !== undefined ? { inInterface: flags.inInterface } : {}),
     };
-    const traced = traceThrough(typeof rules === 'string' || rules instanceof PiecedText ? rulesOfFile(rules, nftFamily) : rules, packet, { ips: nodeIPs });
+    const traced = traceThrough(isTextSource(rules) ? rulesOfFile(rules, nftFamily) : rules, packet, { ips: nodeIPs });
     result = traced.result;
     if (flags.rules !== undefined) reportNotes(io, traced.warnings.map((w) => `--rules ${flags.rules}: ${w}`));
   } catch (e) {

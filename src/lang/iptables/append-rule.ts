@@ -8,6 +8,7 @@ import { parseRuleArgs } from './parse-rule.js';
 import { tokenize, type Token } from './tokenize.js';
 import { isKpcError } from '../../errors.js';
 import { lineError } from '../line-error.js';
+import type { TextSource } from '../text-source.js';
 
 /**
  * `-A` / `-I` (`insert`) of `tokens` (the line's, command and chain first) into `chain` at its
@@ -61,11 +62,11 @@ function ruleOfTokens(t: Table, chain: string, tokens: Token[], skip: number, li
  * start..end (its line number lineNo) into an unplaced rule of the chain.
  */
 export interface WaitingLines {
-  text: string;
+  text: TextSource;
   rule(chain: Chain & { table: Table }, lineNo: number, start: number, end: number): Rule;
 }
 
-export function waitingLines(text: string, warnings: string[]): WaitingLines {
+export function waitingLines(text: TextSource, warnings: string[]): WaitingLines {
   return {
     text,
     rule(chain, lineNo, start, end) {

@@ -16,7 +16,9 @@ import type { Chain, RuleSet, Table } from './model.js';
 import { waitingLines, type WaitingLines } from './append-rule.js';
 import { isBuiltinChain } from './chains.js';
 import { LazyChain } from './lazy-chain.js';
-import { HASH_START, hashWith, LineRuns, TextNames } from '../text-names.js';
+import { HASH_START, hashWith, LineRuns, sameRange, TextNames } from '../text-names.js';
+import { AsciiBytes } from '../ascii-bytes.js';
+import type { TextSource } from '../text-source.js';
 
 const CR = 13;
 const SPACE = 32;
@@ -32,15 +34,20 @@ const USER_CHAIN_TAIL = ' - [0:0]';
 /** Any other declaration's tail after the name: ` POLICY` or ` POLICY [packets:bytes]`. */
 const DECLARATION_TAIL = /^ ([!-~]+)(?: \[\d+:\d+\])?$/;
 
-/** The model of `text`, or undefined when the text is not of the shape read here. */
-export function readIndexed(text: string): RuleSet | undefined {
+/**
+ * The model of `text`, or undefined when the text is not of the shape read here. A node's file
+ * comes as its bytes (AsciiBytes): the pass makes no string but a line's that is not
+ * kube-proxy's, and names are compared where they lie.
+ */
+export function readIndexed(text: TextSource): RuleSet | undefined {
   const tables = new Map<string, Table>();
   const warnings: string[] = [];
   const lines = waitingLines(text, warnings);
   let index: TableIndex | undefined;
-  /** The chain the previous line appended to, while its run goes on, and its name. */
+  /** The chain the previous line appended to, while its run goes on, and where its name lies. */
   let run = -1;
-  let runName = '';
+  let runAt = 0;
+  let runLength = 0;
   /** The chain of the last run begun in this table. */
   let last = -1;
   let lineNo = 0;
@@ -58,29 +65,21 @@ export function readIndexed(text: string): RuleSet | undefined {
     const c = text.charCodeAt(from);
     if (c === DASH) {
       if (!index || text.charCodeAt(from + 1) !== LETTER_A || text.charCodeAt(from + 2) !== SPACE) return undefined;
-      // A substring compared whole is cheaper than its characters one by one.
-      const nameEnd = from + 3 + runName.length;
-      if (run >= 0 && nameEnd < end && text.charCodeAt(nameEnd) === SPACE && text.slice(from + 3, nameEnd) === runName) {
+      const nameEnd = from + 3 + runLength;
+      if (run >= 0 && nameEnd < end && text.charCodeAt(nameEnd) === SPACE && sameRange(text, runAt, from + 3, runLength)) {
         index.extendRun(end);
         continue;
       }
+      runAt = from + 3;
       // Runs come in the order of the declarations (iptables-save, kpc): try the next one first.
-      run = -1;
-      if (last + 1 < index.count) {
-        const name = index.nameOf(last + 1);
-        const e = from + 3 + name.length;
-        if (e < end && text.charCodeAt(e) === SPACE && text.slice(from + 3, e) === name) {
-          run = last + 1;
-          runName = name;
-        }
-      }
+      run = last + 1 < index.count ? index.declaredAt(last + 1, runAt, end) : -1;
       if (run < 0) {
-        const blank = text.indexOf(' ', from + 3);
-        if (blank <= from + 3 || blank >= end) return undefined;
-        runName = text.slice(from + 3, blank);
-        run = index.find(runName);
+        const blank = text.indexOf(' ', runAt);
+        if (blank <= runAt || blank >= end) return undefined;
+        run = index.find(text.slice(runAt, blank));
         if (run < 0) return undefined;
       }
+      runLength = index.nameLength(run);
       last = run;
       index.startRun(run, lineNo, from, end);
       continue;
@@ -118,7 +117,7 @@ class TableIndex {
   private made = new Map<number, LazyChain>();
 
   constructor(
-    private readonly text: string,
+    private readonly text: TextSource,
     private readonly table: Table,
     private readonly lines: WaitingLines,
   ) {
@@ -159,9 +158,15 @@ class TableIndex {
     return true;
   }
 
-  /** Declaration k's name. */
-  nameOf(k: number): string {
-    return this.names.name(k);
+  /** k when declaration k's name is the one at `at`, followed by a blank before `end`; else -1. */
+  declaredAt(k: number, at: number, end: number): number {
+    const length = this.names.lengthOf(k);
+    return at + length < end && this.text.charCodeAt(at + length) === SPACE && this.names.isAt(k, at) ? k : -1;
+  }
+
+  /** How long declaration k's name is. */
+  nameLength(k: number): number {
+    return this.names.lengthOf(k);
   }
 
   /** The declaration of `name`, or -1. */
@@ -267,16 +272,28 @@ class IndexedChains extends Map<string, Chain> {
   }
 }
 
+/** Per ASCII character: may it be in a kube-proxy chain's name (1: [A-Z0-9-]), in another's (2)? */
+const NAME_CHARS = (() => {
+  const chars = new Uint8Array(128);
+  for (let c = 33; c < 127; c++) if (c !== 0x22 && c !== 0x27 && c !== 0x5c) chars[c] = 2;
+  for (let c = 65; c <= 90; c++) chars[c] = 3;
+  for (let c = 48; c <= 57; c++) chars[c] = 3;
+  chars[DASH] = 3;
+  return chars;
+})();
+
 /**
  * The hash of a name checkReadChainName accepts, of printable ASCII: kube-proxy's [A-Z0-9-],
  * another's without quotes or backslashes; undefined for any other (read.ts reports it).
  */
-function readableNameHash(text: string, start: number, end: number): number | undefined {
-  const kube = text.startsWith('KUBE-', start);
+function readableNameHash(text: TextSource, start: number, end: number): number | undefined {
+  const want = text.startsWith('KUBE-', start) ? 1 : 2;
+  // A node's 264,000 names: a file's bytes are read as bytes, not through charCodeAt.
+  const bytes = text instanceof AsciiBytes ? text.bytes : undefined;
   let hash = HASH_START;
   for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (kube ? !((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === DASH) : c <= SPACE || c >= 0x7f || c === 0x22 || c === 0x27 || c === 0x5c) return undefined;
+    const c = bytes ? bytes[i]! : text.charCodeAt(i);
+    if (c >= 128 || (NAME_CHARS[c]! & want) === 0) return undefined;
     hash = hashWith(hash, c);
   }
   return hash;

@@ -22,6 +22,7 @@ import { checkReadChainName, isBuiltinChain } from './chains.js';
 import { readIndexed } from './indexed-read.js';
 import { LazyChain } from './lazy-chain.js';
 import { lineError } from '../line-error.js';
+import type { TextSource } from '../text-source.js';
 
 
 const MAX_TEXT_BYTES = 256 * 1024 * 1024;
@@ -42,14 +43,16 @@ export interface ReadOptions {
 
 const APPEND = /^(?:-A|--append)\s+(\S+)/;
 
-export function readRules(text: string, options: ReadOptions = {}): RuleSet {
+/** `source`: a string, or (lazy) a file's bytes as trace --rules reads them (text-source.ts). */
+export function readRules(source: TextSource, options: ReadOptions = {}): RuleSet {
   if (options.lazy) {
     // The shape iptables-save and kpc print is indexed without a chain object per declaration
     // (kpc's own output at 100,000 Services is 404 MB).
-    const indexed = readIndexed(text);
+    const indexed = readIndexed(source);
     if (indexed) return indexed;
   }
-  if (text.length > MAX_TEXT_BYTES) throw lineError(0, 'the rules text is too large');
+  if (source.length > MAX_TEXT_BYTES) throw lineError(0, 'the rules text is too large');
+  const text = typeof source === 'string' ? source : source.slice(0);
   const tables = new Map<string, Table>();
   const warnings: string[] = [];
   let table: Table | undefined;

@@ -16,7 +16,7 @@
 
 import { isKpcError } from '../../errors.js';
 import { lineError } from '../line-error.js';
-import type { TextSource } from '../pieced-text.js';
+import type { TextSource } from '../text-source.js';
 import { NftTransaction, type NftBaseChainSpec, type NftFamily, type NftObject, type NftOperation, type NftVerb } from './model.js';
 import { applyTransaction, emptyState, stateRule, type NftState, type StateChain, type StateElement, type StateSet } from './state.js';
 import { checkElement, checkName, listedRuleProblem, listingHint } from './read-checks.js';

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readRules, type RuleSet } from '../../../src/trace/index.js';
 import { readIndexed } from '../../../src/lang/iptables/indexed-read.js';
+import { AsciiBytes } from '../../../src/lang/ascii-bytes.js';
 import { KpcError } from '../../../src/errors.js';
 import { iptablesTexts } from '../../helpers/fixtures.js';
 
@@ -33,8 +34,16 @@ function plain(rs: RuleSet): unknown {
   return { tables, warnings: [...rs.warnings].sort() };
 }
 
+/** A file's ASCII bytes as trace --rules reads them (undefined for other text). */
+function bytesOf(text: string): AsciiBytes | undefined {
+  return AsciiBytes.of(Buffer.from(text, 'utf8'));
+}
+
 function same(text: string): void {
-  expect(plain(readRules(text, { lazy: true }))).toEqual(plain(readRules(text)));
+  const eager = plain(readRules(text));
+  expect(plain(readRules(text, { lazy: true }))).toEqual(eager);
+  const bytes = bytesOf(text);
+  if (bytes) expect(plain(readRules(bytes, { lazy: true })), 'as bytes').toEqual(eager);
 }
 
 describe('lazy reading', () => {
@@ -56,11 +65,14 @@ describe('lazy reading', () => {
         continue; // not a rules text (e.g. an nft transaction named .out)
       }
       expect(plain(readRules(text, { lazy: true })), f).toEqual(eager);
+      const bytes = bytesOf(text);
+      if (bytes) expect(plain(readRules(bytes, { lazy: true })), `${f} as bytes`).toEqual(eager);
       compared++;
       // kpc's outputs and iptables-save's have the shape the index reads (indexed-read.ts).
       const index = readIndexed(text);
       if (index) {
         expect(plain(index), f).toEqual(eager);
+        expect(bytes && plain(readIndexed(bytes)!), `${f} indexed as bytes`).toEqual(eager);
         indexed++;
       }
     }
@@ -95,6 +107,7 @@ describe('lazy reading', () => {
     const text = '*filter\n:A - [0:0]\n:B - [0:0]\n-A A -j ACCEPT\n-A B --bogus 1 -j ACCEPT\n-A A --bogus 2 -j ACCEPT\n-X B\nCOMMIT\n';
     expect(refusedAt(() => readRules(text))).toBe(5);
     expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(5);
+    expect(refusedAt(() => readRules(bytesOf(text)!, { lazy: true }))).toBe(5);
   });
 
   it('a run of appends to one chain, blank lines and counters among them: the same rules, a bad one at its line', () => {
@@ -104,11 +117,13 @@ describe('lazy reading', () => {
     const bad = '*filter\n:A - [0:0]\n-A A -j ACCEPT\n\n\n-A A -p tcp -j ACCEPT\n-A A --bogus 1 -j ACCEPT\nCOMMIT';
     expect(refusedAt(() => readRules(bad))).toBe(7);
     expect(refusedAt(() => readRules(bad, { lazy: true }).tables.get('filter')!.chains.get('A')!.rules)).toBe(7);
+    expect(refusedAt(() => readRules(bytesOf(bad)!, { lazy: true }).tables.get('filter')!.chains.get('A')!.rules)).toBe(7);
   });
 
   it('a bad rule before a declaration is reported by the declaration, as eagerly', () => {
     const text = '*filter\n:A - [0:0]\n-A A --bogus 1 -j ACCEPT\n:B - [0:0]\nCOMMIT\n';
     expect(refusedAt(() => readRules(text, { lazy: true }))).toBe(3);
+    expect(refusedAt(() => readRules(bytesOf(text)!, { lazy: true }))).toBe(3);
   });
 });
 
@@ -117,7 +132,9 @@ describe('indexed reading (the shape iptables-save and kpc print)', () => {
   function indexedSame(text: string): RuleSet {
     const rs = readIndexed(text);
     expect(rs, 'read by the index').toBeDefined();
-    expect(plain(readIndexed(text)!)).toEqual(plain(readRules(text)));
+    const eager = plain(readRules(text));
+    expect(plain(readIndexed(text)!)).toEqual(eager);
+    expect(plain(readIndexed(bytesOf(text)!)!), 'indexed as bytes').toEqual(eager);
     return rs!;
   }
 
@@ -178,6 +195,8 @@ describe('indexed reading (the shape iptables-save and kpc print)', () => {
     ];
     for (const text of others) {
       expect(readIndexed(text), JSON.stringify(text)).toBeUndefined();
+      const bytes = bytesOf(text);
+      if (bytes) expect(readIndexed(bytes), `${JSON.stringify(text)} as bytes`).toBeUndefined();
       same(text);
     }
   });
@@ -197,6 +216,8 @@ describe('indexed reading (the shape iptables-save and kpc print)', () => {
       const line = refusedAt(() => readRules(text));
       expect(line, JSON.stringify(text)).toBeDefined();
       expect(refusedAt(() => readRules(text, { lazy: true })), JSON.stringify(text)).toBe(line);
+      expect(readIndexed(bytesOf(text)!), `${JSON.stringify(text)} as bytes`).toBeUndefined();
+      expect(refusedAt(() => readRules(bytesOf(text)!, { lazy: true })), `${JSON.stringify(text)} as bytes`).toBe(line);
     }
   });
 });

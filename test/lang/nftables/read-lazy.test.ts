@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KpcError } from '../../../src/errors.js';
+import { AsciiBytes } from '../../../src/lang/ascii-bytes.js';
 import { PiecedText } from '../../../src/lang/pieced-text.js';
 import { NftTransaction, readTransaction, renderTransactionText, readTransactionLazily, viewOfTransaction, type NftFamily, type NftState, type NftTableView, type StateChain, type StateSet } from '../../../src/lang/nftables/index.js';
 import { buildTransaction } from '../../../src/emit/nftables/index.js';
@@ -80,6 +81,9 @@ function agree(text: string, family: NftFamily = 'ip'): 'read' | 'refused' {
   const eager = refusal(() => readTransaction(text, family, TABLE));
   const lazy = refusal(() => viewData(readTransactionLazily(text, family, TABLE), names));
   expect(lazy).toEqual(eager);
+  // A file's ASCII bytes, as trace --rules reads them: not decoded, the same objects or error.
+  const bytes = AsciiBytes.of(Buffer.from(text, 'utf8'));
+  if (bytes) expect(refusal(() => viewData(readTransactionLazily(bytes, family, TABLE), names))).toEqual(eager);
   if (eager !== undefined) {
     // In pieces there is no eager reading to give the first error: an error, at some line.
     expect(refusal(() => viewData(readTransactionLazily(piecesOf(text, 2), family, TABLE), names))?.line).toBeGreaterThan(0);
@@ -89,8 +93,9 @@ function agree(text: string, family: NftFamily = 'ip'): 'read' | 'refused' {
   expect(viewData(readTransactionLazily(text, family, TABLE), names)).toEqual(stateData(state, names));
   // The same text in pieces, as kpc reads one too long to be a string (a piece ends a line).
   for (const every of [1, 3]) expect(viewData(readTransactionLazily(piecesOf(text, every), family, TABLE), names)).toEqual(stateData(state, names));
+  if (bytes) expect(viewData(readTransactionLazily(bytes, family, TABLE), names)).toEqual(stateData(state, names));
   // Element by element, as the tracer looks them up (each key read on its own), and keys absent.
-  for (const byKey of [readTransactionLazily(text, family, TABLE), readTransactionLazily(piecesOf(text, 2), family, TABLE)]) {
+  for (const byKey of [readTransactionLazily(text, family, TABLE), readTransactionLazily(piecesOf(text, 2), family, TABLE), ...(bytes ? [readTransactionLazily(bytes, family, TABLE)] : [])]) {
     for (const set of state.sets.values()) {
       const lazy = byKey.set(set.name)!;
       for (const [key, el] of set.elements) expect(lazy.elements.get(key), `${set.name} ${key}`).toEqual(el);

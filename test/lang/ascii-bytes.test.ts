@@ -1,0 +1,67 @@
+/**
+ * AsciiBytes (src/lang/ascii-bytes.ts): a file's ASCII bytes, not decoded, answer the string
+ * methods the lazy readers use as the decoded string would, at every position.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
+import { decodedText, isTextSource, oneString } from '../../src/lang/text-source.js';
+import { PiecedText } from '../../src/lang/pieced-text.js';
+
+const WHOLE = ['*nat', ':KUBE-SERVICES - [0:0]', '', '-A KUBE-SERVICES -d 10.96.0.10/32 -j KUBE-SVC-A', '# a comment\t"quoted"', 'COMMIT', ''].join('\n');
+
+function bytesOf(text: string): AsciiBytes {
+  const bytes = AsciiBytes.of(Buffer.from(text, 'utf8'));
+  expect(bytes).toBeDefined();
+  return bytes!;
+}
+
+describe('AsciiBytes', () => {
+  it('is made only of ASCII bytes', () => {
+    expect(AsciiBytes.of(Buffer.from('a é b', 'utf8'))).toBeUndefined();
+    expect(AsciiBytes.of(new Uint8Array([0x61, 0x80]))).toBeUndefined();
+    expect(AsciiBytes.of(new Uint8Array([0x61, 0x00, 0x7f]))?.length).toBe(3);
+    // A view into a larger buffer reads only its own bytes.
+    const big = Buffer.from('xx*nat\nyy', 'utf8');
+    expect(AsciiBytes.of(big.subarray(2, 7))?.toString()).toBe('*nat\n');
+  });
+
+  it('reads as the decoded string at every position', () => {
+    const text = bytesOf(WHOLE);
+    expect(text.length).toBe(WHOLE.length);
+    expect(text.toString()).toBe(WHOLE);
+    const positions = [-2, ...Array(WHOLE.length + 3).keys()];
+    for (const at of positions) {
+      expect(text.charCodeAt(at), `charCodeAt ${at}`).toEqual(WHOLE.charCodeAt(at));
+      for (const search of ['\n', '-A ', 'KUBE-SERVICES', '"', 'no such', '', 'é', 'Ā', '\u0100A']) {
+        expect(text.indexOf(search, at), `${JSON.stringify(search)} from ${at}`).toBe(WHOLE.indexOf(search, at));
+        expect(text.startsWith(search, at), `startsWith ${JSON.stringify(search)} at ${at}`).toBe(WHOLE.startsWith(search, at));
+      }
+      for (const end of [at, at + 1, at + 7, -1, -40, WHOLE.length, WHOLE.length + 5]) expect(text.slice(at, end), `slice ${at} ${end}`).toBe(WHOLE.slice(at, end));
+      for (const [b, length] of [[at + 1, 3], [0, 4], [WHOLE.indexOf('KUBE-SERVICES', 10), 13]] as const) {
+        expect(text.sameRange(at, b, length), `sameRange ${at} ${b} ${length}`).toBe(at >= 0 && b >= 0 && at + length <= WHOLE.length && b + length <= WHOLE.length && WHOLE.slice(at, at + length) === WHOLE.slice(b, b + length));
+      }
+    }
+    expect(text.indexOf('\n')).toBe(WHOLE.indexOf('\n'));
+    expect(text.slice()).toBe(WHOLE);
+    // The two declarations of KUBE-SERVICES' name.
+    expect(text.sameRange(WHOLE.indexOf('KUBE-SERVICES'), WHOLE.lastIndexOf('KUBE-SERVICES'), 13)).toBe(true);
+  });
+
+  it('decodes to one string, or to pieces ending lines when asked for shorter ones', () => {
+    const text = bytesOf(WHOLE);
+    expect(oneString(text)).toBe(WHOLE);
+    expect(decodedText(text)).toBe(WHOLE);
+    const pieced = decodedText(text, 60);
+    expect(pieced).toBeInstanceOf(PiecedText);
+    const pieces = (pieced as PiecedText).pieces;
+    expect(pieces.join('')).toBe(WHOLE);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces.slice(0, -1)) expect(piece.length <= 60 && piece.endsWith('\n')).toBe(true);
+    expect(() => decodedText(text, 30)).toThrow(/a line from byte 29 on is longer than one string can be/);
+    // A PiecedText has no one string; a string is its own.
+    expect(oneString(pieced)).toBeUndefined();
+    expect(oneString(WHOLE)).toBe(WHOLE);
+    expect([WHOLE, text, pieced, {}, undefined].map(isTextSource)).toEqual([true, true, true, false, false]);
+  });
+});
