@@ -342,6 +342,16 @@ export function diffChangedStates(
   return diffStates(states.before, states.after);
 }
 
+/**
+ * Each rule text's comment, of its first rule with that text: looked up per added or removed
+ * rule (KUBE-SERVICES holds a rule per Service port; a search of it per rule was quadratic).
+ */
+function commentsBySpec(chain: ChainState): Map<string, string | undefined> {
+  const comments = new Map<string, string | undefined>();
+  for (const r of chain.rules) if (!comments.has(r.spec)) comments.set(r.spec, r.comment);
+  return comments;
+}
+
 /** The report of both tables; undefined when it needs `every` and a pair has none. */
 function reportOf(pairs: TablePairs): DiffReport | undefined {
   if (sameReportedChains(pairs)) return { changed: false, servicePorts: [] };
@@ -381,9 +391,10 @@ function reportOf(pairs: TablePairs): DiffReport | undefined {
       } else if (TOP_LEVEL_CHAINS.has(name)) {
         // Top-level rules are attributed to the Service port their comment names.
         const { added, removed } = ruleDiff(prev, next);
-        const byComment = (spec: string, rules: ChainState) => portOfComment(rules.rules.find((r) => r.spec === spec)?.comment) ?? 'node';
-        for (const rule of added) portChange(ports, byComment(rule, next)).rulesAdded.push({ table, chain: name, rule });
-        for (const rule of removed) portChange(ports, byComment(rule, prev)).rulesRemoved.push({ table, chain: name, rule });
+        const after = commentsBySpec(next);
+        const before = commentsBySpec(prev);
+        for (const rule of added) portChange(ports, portOfComment(after.get(rule)) ?? 'node').rulesAdded.push({ table, chain: name, rule });
+        for (const rule of removed) portChange(ports, portOfComment(before.get(rule)) ?? 'node').rulesRemoved.push({ table, chain: name, rule });
       } else {
         const { added, removed } = ruleDiff(prev, next);
         portChange(ports, portOf(table, name)).chainsChanged.push({ chain: key, rulesAdded: added, rulesRemoved: removed });
