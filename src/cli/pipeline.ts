@@ -26,6 +26,7 @@ import { decodeProxyConfig, EMPTY_PROXY_CONFIG, type KubeProxyConfig } from '../
 import type { InternalProxyConfig } from '../parser/k8s/proxy-config/internal.js';
 import { goTrimSpace } from '../go/strings.js';
 import { behaviourOf, KUBE_PROXY_RELEASES, NEWEST_RELEASE, parseRelease, type KubeProxyRelease } from '../releases/index.js';
+import { append } from '../arrays.js';
 
 /** The flags of the input/node/knob groups, as commander gives them. */
 export interface CommonFlags extends KnobFlags {
@@ -251,7 +252,7 @@ export function partitionObjects(objects: readonly LoadedObject[], opts: { endpo
   }
   const derivation = deriveEndpointSlices({ services, pods, nodes, slices: given }, { endpointsFrom: opts.endpointsFrom ?? 'auto', release: opts.release });
   const slices: EndpointSlice[] = [...derivation.kept, ...derivation.derived];
-  slices.push(...mirroredSlices(legacy, slices, services, opts.release));
+  append(slices, mirroredSlices(legacy, slices, services, opts.release));
   return { services, slices, legacy, nodes, pods, derivation, serviceCIDRs };
 }
 

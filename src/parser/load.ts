@@ -10,6 +10,7 @@ import { diagnosticsOf, isKpcError } from '../errors.js';
 import { checkAcrossObjects } from './k8s/cross-object.js';
 import { decodeObject, type DecodeOptions } from './k8s/decode.js';
 import type { KubeObject } from './k8s/types.js';
+import { append } from '../arrays.js';
 
 export interface LoadOptions extends DecodeOptions {
   paths: readonly string[];
@@ -151,7 +152,7 @@ export function loadObjects(options: LoadOptions): LoadResult {
       else warnings.add(origin, error);
     }
   }
-  result.warnings.push(...warnings.located);
+  append(result.warnings, warnings.located);
   result.notes.push(...skips.notes(), ...warnings.summary());
   result.read.skipped = skips.counts;
   if (defaulted > 0) {
@@ -163,11 +164,6 @@ export function loadObjects(options: LoadOptions): LoadResult {
 
 function loadOpened(file: string, opened: ReadOutcome, before: LoadResult, options: LoadOptions): FileResult {
   return 'json' in opened ? loadJsonObjects(file, opened.json, before, options) : loadRead(file, opened.read, before, options);
-}
-
-/** push(...items) without the spread: a file can give more objects than a call takes arguments. */
-function append<T>(target: T[], items: readonly T[]): void {
-  for (const item of items) target.push(item);
 }
 
 /** A file read in full: its read problems first, then each object decoded. */

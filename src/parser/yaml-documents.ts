@@ -18,6 +18,7 @@ import { openAnchoredList } from './yaml-anchored-list.js';
 import { blockDocuments, openYAMLBlock, parseYAMLBlock, type BlockList } from './yaml-block.js';
 import { anchorTokens, blockListItem, isCleanValue, mayHoldAnchors, mayHoldDirectives, parseDocumentFast, parseYAMLFast, parseYAMLFastUnchecked, type FastDocument } from './yaml-fast.js';
 import { fastLocator, linePiece, lineStartOf, listItemLocator, readPieces, readYAMLPrecisely, splitList } from './yaml-precise.js';
+import { append } from '../arrays.js';
 
 /**
  * Above this size only the fast YAML path runs: the precise one needs about 60 times the
@@ -190,7 +191,7 @@ function readYAMLMixed(name: string, text: string, byDocument: boolean): ReadRes
     const piece = linePiece(text, span.start, span.end);
     const precise = readPieces(text, lines, [piece], false);
     if (!precise || JSON.stringify(precise.values[0]) !== JSON.stringify(doc.value)) return undefined;
-    objects.push(...splitList(precise.values[0], name, precise.locators[0]!));
+    append(objects, splitList(precise.values[0], name, precise.locators[0]!));
   }
   if (t < tokens.length) return undefined; // tokens after the last document
   return { objects, diagnostics: [] };

@@ -12,6 +12,7 @@ import type { LineIndex } from './lines.js';
 import { DEPTH_MESSAGE, diagnosticAt, inheritListType, isListObject, LIMITS, listItemType, type Locator, type RawObject, type ReadResult } from './raw-objects.js';
 import { yaml11Reading } from './yaml-ambiguity.js';
 import { objectText, type FastDocument } from './yaml-fast.js';
+import { append } from '../arrays.js';
 
 /** The options of every precise parse (readYAMLPrecisely and the pieces of readYAMLMixed). */
 const PRECISE_OPTIONS = { prettyErrors: false, uniqueKeys: false, merge: true, stringKeys: true, version: '1.2' } as const;
@@ -170,7 +171,7 @@ export function readYAMLPrecisely(name: string, text: string): ReadResult {
       diagnostics.push(diagnosticAt(name, line, column, `YAML: ${why}`));
       continue;
     }
-    objects.push(...splitList(value, name, (path) => locateInDocument(doc, lc, path)));
+    append(objects, splitList(value, name, (path) => locateInDocument(doc, lc, path)));
   }
   return { objects, diagnostics };
 }

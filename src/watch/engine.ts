@@ -34,6 +34,7 @@ import { IptablesWatch } from './iptables.js';
 import { IpvsWatch } from './ipvs.js';
 import { NftablesWatch } from './nftables.js';
 import type { FastPath } from './fast.js';
+import { append } from '../arrays.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'OBJECT';
 
@@ -419,7 +420,7 @@ export class WatchEngine {
       if (o && !mine.has(k)) list.push(o);
     }
     const first = list.length;
-    list.push(...touched);
+    append(list, touched);
     const errors: Diagnostic[] = [];
     const warnings: Diagnostic[] = [];
     for (const { index, error } of checkAcrossObjects(list)) {

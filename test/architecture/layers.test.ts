@@ -11,7 +11,7 @@ const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 /** Lowest first. A folder (or a top-level module, by its name) on each. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['go', 'net', 'diagnostics', 'releases'],
+  ['go', 'net', 'diagnostics', 'releases', 'arrays'],
   ['errors'],
   ['lang'],
   ['parser'],

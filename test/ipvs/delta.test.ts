@@ -269,6 +269,22 @@ describe('delta: what the previous state holds decides', () => {
   });
 });
 
+describe('size', () => {
+  it('deletes more real servers than one call takes arguments (140,000 replaced at 14,000 Services), as ipvsadm lines', () => {
+    // 130,000 real servers of one virtual server, all gone: the deletes once went through push(...).
+    const count = 130_000;
+    const servers = Array.from({ length: count }, (_, i) => `-a -t 10.96.0.20:80 -r 10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8080 -m -w 1`);
+    const empty = { ipsetRules: '', iptablesRules: '', addresses: '10.96.0.20/32\n' };
+    const facts = new RuleFacts('IPv4');
+    const prev = readNodeState({ ...empty, ipvsRules: ['-A -t 10.96.0.20:80 -s rr', ...servers, ''].join('\n') }, 'IPv4', facts);
+    const next = readNodeState({ ...empty, ipvsRules: lines('-A -t 10.96.0.20:80 -s rr') }, 'IPv4', facts);
+    const d = computeIpvsDelta(prev, next, empty.addresses, { full: false, removedRealServers: 'delete' });
+    const deletes = d.ipvsRules.split('\n').filter((l) => l.startsWith('-d '));
+    expect(deletes).toHaveLength(count);
+    expect(deletes).toContain('-d -t 10.96.0.20:80 -r 10.1.0.255:8080');
+  });
+});
+
 describe('readers: real tool output reads as kpc\'s own files (test/vm/fixtures/worked-example)', () => {
   const dir = join(import.meta.dirname, '..', 'vm', 'fixtures', 'worked-example');
   const read = (p: string) => readFileSync(join(dir, p), 'utf8');

@@ -23,6 +23,7 @@
  */
 
 import { isKubeProxyChain, isServiceChain, ruleEditScript, sameRules, TOP_LEVEL_CHAINS, type ChainState, type IptablesState, type TableState } from './state.js';
+import { append } from '../../arrays.js';
 
 export interface DeltaOptions {
   full: boolean;
@@ -94,7 +95,7 @@ function tableDelta(name: 'filter' | 'nat', before: TableState, after: TableStat
     const next = after.get(chainName)!;
     const prev = before.get(chainName);
     const edits = prev && !options.full && policy.topLevel.has(chainName) ? ruleEdits(chainName, prev, next, maxEdits) : undefined;
-    if (edits) out.edits.push(...edits);
+    if (edits) append(out.edits, edits);
     else if (next.window || prev?.window) throw new Error(`internal error: chain ${chainName} is a window of its rules and cannot be rewritten whole`);
     else writeChain(out, next);
   }

@@ -45,6 +45,7 @@ import { IPVS_CHAIN_POLICY } from './chains.js';
 import { compareAddresses, compareVirtualServers, serviceOptions, type IpvsRealServer, type IpvsVirtualServer } from '../../lang/ipvs/ipvs-table.js';
 import type { IpvsNodeState } from './node-state.js';
 import { KpcError } from '../../errors.js';
+import { append } from '../../arrays.js';
 
 export type RemovedRealServerPolicy = 'quiesce' | 'delete';
 export const REMOVED_REAL_SERVER_POLICIES: readonly RemovedRealServerPolicy[] = ['quiesce', 'delete'];
@@ -135,7 +136,7 @@ function ipvsDelta(prev: IpvsNodeState, next: IpvsNodeState, options: IpvsDeltaO
     .filter((vs) => !next.ipvs.virtualServers.has(vs.key) && ownedVirtualServer(vs, next.family, options.excludeCIDRs ?? []))
     .sort(compareVirtualServers);
   for (const vs of gone) deletes.push(`-D ${vs.args}`);
-  lines.push(...deletes);
+  append(lines, deletes);
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
