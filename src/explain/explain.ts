@@ -245,7 +245,9 @@ function whyExcluded(ep: Endpoint, policy: Policy, cat: EndpointCategories, ir: 
 
 function reach(clients: string, policy: Policy, sp: ServicePort, cat: EndpointCategories, ir: ProxyIR, masquerade: Reach['masquerade']): Reach {
   const used = policy === 'Local' ? cat.localEndpoints : cat.clusterEndpoints;
-  const excluded = sp.endpoints.filter((e) => !used.some((u) => u.address === e.address)).map((e) => ({ address: e.address, reason: whyExcluded(e, policy, cat, ir) }));
+  // A set, not a search of `used` per endpoint: a Service can have 100,000 endpoints.
+  const usedAddresses = new Set(used.map((u) => u.address));
+  const excluded = sp.endpoints.filter((e) => !usedAddresses.has(e.address)).map((e) => ({ address: e.address, reason: whyExcluded(e, policy, cat, ir) }));
   let outcome: Reach['outcome'] = 'endpoints';
   if (!cat.hasAnyEndpoints) outcome = 'REJECT';
   else if (used.length === 0) outcome = 'DROP';
@@ -371,13 +373,14 @@ function explainPort(ir: ProxyIR, rs: RuleSet, plan: ServicePortPlan): Explained
 
   // Anything of this port's left over (should be nothing; reported rather than hidden).
   const otherRules: ExplainedRule[] = [];
+  const inEntries = new Set<string>();
+  for (const e of entries) for (const x of e.rules) inEntries.add(`${x.table}/${x.chain}#${x.index}`);
   for (const table of rs.tables.values()) {
     for (const chain of table.chains.values()) {
       for (const r of chain.rules) {
         if (!belongsTo(r, plan, own)) continue;
         const key = `${r.table}/${r.chain}#${r.index}`;
-        const inEntries = entries.some((e) => e.rules.some((x) => x.table === r.table && x.chain === r.chain && x.index === r.index));
-        if (!used.has(key) && !inEntries) otherRules.push(explained(r));
+        if (!used.has(key) && !inEntries.has(key)) otherRules.push(explained(r));
       }
     }
   }

@@ -47,8 +47,9 @@ export function explainServiceNft(ir: ProxyIR, state: NftTableView, namespace: s
       }
       const shared: EntryPoint['sharedChains'] = [];
       const seen = new Set<string>();
-      while (queue.length > 0) {
-        const chain = queue.shift()!;
+      // An index into the queue, not shift(): a Service's chain can jump to 100,000 endpoints' chains.
+      for (let next = 0; next < queue.length; next++) {
+        const chain = queue[next]!;
         if (seen.has(chain) || chain === 'reject-chain' || chain.startsWith('localhost-nodeport-reject-')) continue;
         seen.add(chain);
         const under = listed.get(chain);

@@ -63,6 +63,12 @@ interface SetEntry {
 interface ParsedSet {
   type: string;
   entries: SetEntry[];
+  /**
+   * A hash set whose first part is an IP: its entries by that IP's canonical text, made on
+   * first use. KUBE-LOOP-BACK holds an entry per local endpoint and is looked up once per
+   * endpoint a trace balances to: a search of it each time was quadratic.
+   */
+  byFirstIP?: Map<string, SetEntry[]>;
 }
 
 function ipOf(text: string): IP | undefined {
@@ -118,7 +124,8 @@ function inSet(set: ParsedSet, flags: string[], p: PacketView): boolean | undefi
   }
   // Fewer flags than dimensions: the kernel matches only the first ones given (never used by kube-proxy).
   if (flags.length < kinds.length) return undefined;
-  return set.entries.some((e) =>
+  const candidates = kinds[0] === 'ip' ? (entriesByFirstIP(set).get(formatIP(addr(0))) ?? []) : set.entries;
+  return candidates.some((e) =>
     kinds.every((k, i) => {
       const part = e.parts[i];
       if (part === undefined) return false;
@@ -127,6 +134,21 @@ function inSet(set: ParsedSet, flags: string[], p: PacketView): boolean | undefi
       return portMatches(part, p.proto, port(i));
     }),
   );
+}
+
+/** The set's entries by their first part's IP (an entry whose first part is no IP matches nothing). */
+function entriesByFirstIP(set: ParsedSet): Map<string, SetEntry[]> {
+  if (set.byFirstIP) return set.byFirstIP;
+  const index = new Map<string, SetEntry[]>();
+  for (const e of set.entries) {
+    const ip = ipOf(e.parts[0]!);
+    if (ip === undefined) continue;
+    const key = formatIP(ip);
+    const list = index.get(key);
+    if (list) list.push(e);
+    else index.set(key, [e]);
+  }
+  return (set.byFirstIP = index);
 }
 
 /** `-m set [!] --match-set NAME FLAGS` / `-m ipvs ...` as the tracer gives it (blockText). */
@@ -240,9 +262,10 @@ export function traceIpvsBundle(bundle: IpvsBundle, packet: PacketSpec, node: No
       const { shares, note } = realServerShares(vs);
       if (note) notes.push(note);
       const outcomes: BalanceOutcome[] = [];
+      const reals = [...vs.realServers.values()];
       for (const [i, r] of shares.entries()) {
         if (r.probability <= 0) continue;
-        const real = [...vs.realServers.values()][i]!;
+        const real = reals[i]!;
         outcomes.push({ probability: r.probability, to: { ip: ipOf(real.ip)!, port: real.port }, action: `DNAT to ${r.address} (${vs.scheduler}, weight ${r.weight})` });
       }
       if (outcomes.length === 0) {

@@ -259,9 +259,11 @@ class LazyTable implements NftTableView {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The view of a transaction kpc built. Its operations are not indexed by name: an object's are
- * found by a pass over them when first asked for (a few dozen objects, a few milliseconds each),
- * which keeps the memory of trace and explain that of the transaction, as compile's.
+ * The view of a transaction kpc built. Its operations are not indexed by name at first: an
+ * object's are found by a pass over them when first asked for (trace and explain ask for a few
+ * dozen objects, a few milliseconds each), which keeps the memory of trace and explain that of
+ * the transaction, as compile's. Past PASSES objects, one index of every object's operations
+ * answers instead: explain of a Service with 100,000 endpoints asks for each endpoint's chain.
  */
 export function viewOfTransaction(tx: NftTransaction): NftTableView {
   const table: number[] = [];
@@ -277,13 +279,48 @@ export function viewOfTransaction(tx: NftTransaction): NftTableView {
     });
     return out.length > 0 ? out : undefined;
   };
+  let asked = 0;
+  let index: OpsByName | undefined;
+  const byName = (): OpsByName | undefined => (index ??= ++asked > PASSES ? opsByName(tx) : undefined);
   const finder: OpFinder = {
     table,
     declared,
-    chain: (name) => find((o) => (o.kind === 'chain' && o.name === name) || (o.kind === 'rule' && o.chain === name)),
-    set: (name) => find((o) => ((o.kind === 'set' || o.kind === 'map') && o.name === name) || (o.kind === 'element' && o.container === name)),
+    chain: (name) => {
+      const i = byName();
+      return i ? i.chains.get(name) : find((o) => (o.kind === 'chain' && o.name === name) || (o.kind === 'rule' && o.chain === name));
+    },
+    set: (name) => {
+      const i = byName();
+      return i ? i.sets.get(name) : find((o) => ((o.kind === 'set' || o.kind === 'map') && o.name === name) || (o.kind === 'element' && o.container === name));
+    },
   };
   return new LazyTable(tx.family, tx.table, finder, (positions) => positions.map((i) => tx.ops[i]!));
+}
+
+/** How many objects a built transaction's view finds by a pass each before it indexes them all. */
+const PASSES = 64;
+
+/** Each chain's and set's operations (their positions, in order), as the view's passes find them. */
+interface OpsByName {
+  chains: Map<string, number[]>;
+  sets: Map<string, number[]>;
+}
+
+function opsByName(tx: NftTransaction): OpsByName {
+  const chains = new Map<string, number[]>();
+  const sets = new Map<string, number[]>();
+  const note = (map: Map<string, number[]>, name: string, i: number) => {
+    const at = map.get(name);
+    if (at) at.push(i);
+    else map.set(name, [i]);
+  };
+  tx.ops.forEach(({ object: o }, i) => {
+    if (o.kind === 'chain') note(chains, o.name, i);
+    else if (o.kind === 'rule') note(chains, o.chain, i);
+    else if (o.kind === 'set' || o.kind === 'map') note(sets, o.name, i);
+    else if (o.kind === 'element') note(sets, o.container, i);
+  });
+  return { chains, sets };
 }
 
 // ---------------------------------------------------------------------------------------------
