@@ -75,10 +75,24 @@ function readRulesFile(path: string, io: Io): TextSource {
 }
 
 /** The JSON view: the contract's keys first (cli.md), then the detail. */
-export function traceJSON(r: TraceResult): string {
+export function traceJSON(r: TraceResult): string[] {
   const { verdict, endpoints, masquerade, path, ...rest } = r;
-  return JSON.stringify({ verdict, endpoints, masquerade, path, ...rest }, null, 2) + '\n';
+  const whole: Record<string, unknown> = { verdict, endpoints, masquerade, path, ...rest };
+  const branches = whole.branches;
+  if (!Array.isArray(branches) || branches.length === 0) return [JSON.stringify(whole, null, 2) + '\n'];
+  // The branches one piece each, the bytes JSON.stringify(whole, null, 2) gives: an nftables
+  // trace repeats the numgen rule (a verdict per endpoint) in every branch, and at 5,000
+  // endpoints the whole is longer than one string can be.
+  const text = JSON.stringify({ ...whole, branches: BRANCHES }, null, 2);
+  const at = text.indexOf(`"branches": ${JSON.stringify(BRANCHES)}`) + '"branches": '.length;
+  const pieces = [text.slice(0, at), '[\n    '];
+  branches.forEach((b, i) => pieces.push((i > 0 ? ',\n    ' : '') + JSON.stringify(b, null, 2).replace(/\n/g, '\n    ')));
+  pieces.push('\n  ]', text.slice(at + JSON.stringify(BRANCHES).length), '\n');
+  return pieces;
 }
+
+/** Where traceJSON puts the branches (no trace holds this string). */
+const BRANCHES = '\u0000branches\u0000';
 
 function styleFor(io: Io): TraceStyle {
   const chalk = new Chalk({ level: io.stdoutIsTTY ? 1 : 0 });
@@ -153,7 +167,7 @@ export function runTrace(flags: TraceFlags, io: Io): number {
     throw e;
   }
   const stage = result.ipvs;
-  io.stdout([format === 'json' ? traceJSON(result) : renderTrace(result, styleFor(io)) + (stage ? '\n' + renderIpvsStage(stage) : '')]);
+  io.stdout(format === 'json' ? traceJSON(result) : [renderTrace(result, styleFor(io)) + (stage ? '\n' + renderIpvsStage(stage) : '')]);
   return EXIT.ok;
 }
 
