@@ -5,8 +5,9 @@
  * first added) and found again by the same hash of its characters, given as a string (a
  * lookup) or as a range of the text (while reading).
  *
- * The text may be a PiecedText (one too long to be a string): a name or a line lies within one
- * of its pieces.
+ * The text may be a PiecedText (one too long to be a string), in which a name or a line lies
+ * within one of its pieces, or a file's ASCII bytes (AsciiBytes), whose names are compared where
+ * they lie (sameRange) and never made strings while reading.
  */
 
 import type { TextSource } from './text-source.js';

@@ -36,8 +36,8 @@ const DECLARATION_TAIL = /^ ([!-~]+)(?: \[\d+:\d+\])?$/;
 
 /**
  * The model of `text`, or undefined when the text is not of the shape read here. A node's file
- * comes as its bytes (AsciiBytes): the pass makes no string but a line's that is not
- * kube-proxy's, and names are compared where they lie.
+ * comes as its bytes (AsciiBytes): names are compared where they lie, and the pass makes a
+ * string only of a table's name and of a declaration that is not kube-proxy's.
  */
 export function readIndexed(text: TextSource): RuleSet | undefined {
   const tables = new Map<string, Table>();
