@@ -58,13 +58,20 @@ export function resolveTarget(path: string, ownLink?: (name: string, link: strin
   // between them (two kpc runs to one -o) agree when looked at again; a name that is not
   // there to replace (a link in /proc to a deleted file) disagrees every time.
   let t = walkTarget(path, ownLink);
-  for (let again = 0; again < RELOOKS && t.kind === 'refused' && t.disagreed === true; again++) t = walkTarget(path, ownLink);
+  for (let again = 0; again < RELOOKS && t.kind === 'refused' && t.disagreed === true; again++) {
+    // A writer that keeps renaming (on a loaded machine, in step with these looks) is given a
+    // millisecond to finish before the later looks: five looks in a row once all disagreed.
+    if (again >= 3) Atomics.wait(PAUSE, 0, 0, 1);
+    t = walkTarget(path, ownLink);
+  }
   if (t.kind === 'refused') return { kind: 'refused', path: t.path, what: t.what };
   return t;
 }
 
 /** How many times a walk that disagreed with the kernel's stat is done again before kpc refuses. */
-const RELOOKS = 5;
+const RELOOKS = 20;
+/** What resolveTarget waits on (never notified: each wait is a sleep of its timeout). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 type Walked = Exclude<Target, { kind: 'refused' }> | { kind: 'refused'; path: string; what: string; disagreed?: true };
 
