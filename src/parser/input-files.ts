@@ -9,7 +9,7 @@ import { constants, isAscii, isUtf8 } from 'node:buffer';
 import { inputFileError, isKpcError, KpcError } from '../errors.js';
 import { AsciiBytes } from '../lang/ascii-bytes.js';
 import { PiecedText } from '../lang/pieced-text.js';
-import { linePieces, type TextSource } from '../lang/text-source.js';
+import type { TextSource } from '../lang/text-source.js';
 
 /** One input file's bytes (checked to be UTF-8 text), with the name diagnostics show. */
 export interface Source {
@@ -300,10 +300,7 @@ export function readNamedTextSource(path: string, option: string, stdin: StdinRe
   return readNamed(path, option, stdin, maxBytes, (name, bytes) => {
     const ascii = AsciiBytes.of(bytes);
     if (ascii) return ascii;
-    if (bytes.byteLength <= maxPiece) return wholeText(name, bytes);
-    const pieces = linePieces(bytes, maxPiece);
-    if (!Array.isArray(pieces)) throw fileError(name, `too large to read: a line from byte ${pieces.longLineFrom} on is longer than ${maxPiece} bytes`);
-    return new PiecedText(pieces.map(decodeText));
+    return bytes.byteLength > maxPiece ? new PiecedText(linePieces(name, bytes, maxPiece).map(decodeText)) : wholeText(name, bytes);
   });
 }
 
@@ -325,6 +322,20 @@ function wholeText(name: string, bytes: Uint8Array): string {
     throw fileError(name, `too large to read whole: ${bytes.byteLength} bytes, and one text holds at most ${MAX_TEXT_LENGTH} characters`);
   }
   return decodeText(bytes);
+}
+
+/** `bytes` cut after line feeds into pieces of at most `maxPiece` bytes (UTF-8 never holds a line feed inside a character). */
+function linePieces(name: string, bytes: Uint8Array, maxPiece: number): Uint8Array[] {
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  while (bytes.byteLength - start > maxPiece) {
+    const cut = bytes.lastIndexOf(0x0a, start + maxPiece - 1);
+    if (cut < start) throw fileError(name, `too large to read: a line from byte ${start} on is longer than ${maxPiece} bytes`);
+    pieces.push(bytes.subarray(start, cut + 1));
+    start = cut + 1;
+  }
+  pieces.push(bytes.subarray(start));
+  return pieces;
 }
 
 /** Bytes as readNamedText decodes them (UTF-8). */

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
-import { decodedText, isTextSource, oneString } from '../../src/lang/text-source.js';
+import { isTextSource, oneString } from '../../src/lang/text-source.js';
 import { PiecedText } from '../../src/lang/pieced-text.js';
 
 const WHOLE = ['*nat', ':KUBE-SERVICES - [0:0]', '', '-A KUBE-SERVICES -d 10.96.0.10/32 -j KUBE-SVC-A', '# a comment\t"quoted"', 'COMMIT', ''].join('\n');
@@ -48,20 +48,11 @@ describe('AsciiBytes', () => {
     expect(text.sameRange(WHOLE.indexOf('KUBE-SERVICES'), WHOLE.lastIndexOf('KUBE-SERVICES'), 13)).toBe(true);
   });
 
-  it('decodes to one string, or to pieces ending lines when asked for shorter ones', () => {
+  it('is one string when it fits one; a PiecedText has none; a string is its own', () => {
     const text = bytesOf(WHOLE);
     expect(oneString(text)).toBe(WHOLE);
-    expect(decodedText(text)).toBe(WHOLE);
-    const pieced = decodedText(text, 60);
-    expect(pieced).toBeInstanceOf(PiecedText);
-    const pieces = (pieced as PiecedText).pieces;
-    expect(pieces.join('')).toBe(WHOLE);
-    expect(pieces.length).toBeGreaterThan(1);
-    for (const piece of pieces.slice(0, -1)) expect(piece.length <= 60 && piece.endsWith('\n')).toBe(true);
-    expect(() => decodedText(text, 30)).toThrow(/a line from byte 29 on is longer than one string can be/);
-    // A PiecedText has no one string; a string is its own.
-    expect(oneString(pieced)).toBeUndefined();
+    expect(oneString(new PiecedText([WHOLE]))).toBeUndefined();
     expect(oneString(WHOLE)).toBe(WHOLE);
-    expect([WHOLE, text, pieced, {}, undefined].map(isTextSource)).toEqual([true, true, true, false, false]);
+    expect([WHOLE, text, new PiecedText([WHOLE]), {}, undefined].map(isTextSource)).toEqual([true, true, true, false, false]);
   });
 });

@@ -5,7 +5,7 @@
  * through them by src/trace. Exit 0 whatever the verdict; 2 for bad input or usage.
  */
 
-import { decodedText, isTextSource, type TextSource } from '../../lang/text-source.js';
+import { isTextSource, oneString, type TextSource } from '../../lang/text-source.js';
 import { isDirectoryPath, readNamedTextSource } from '../../parser/input-files.js';
 import { backendFor, modesWith } from '../../modes/index.js';
 import { Chalk } from 'chalk';
@@ -64,8 +64,8 @@ export function parseDestination(text: string): { ip: string; port: number; prot
 
 /** A --rules text: the inline script kpc prints in IPVS mode (`#!`), or what rulesOfText reads. */
 function rulesOfFile(text: TextSource, family: NftFamily): TraceRules {
-  const script = text.startsWith('#!') ? decodedText(text) : undefined;
-  const bundle = typeof script === 'string' ? extractInlineBundle(script) : undefined;
+  const script = text.startsWith('#!') ? oneString(text) : undefined;
+  const bundle = script !== undefined ? extractInlineBundle(script) : undefined;
   return bundle ? { form: 'ipvs', bundle } : rulesOfText(text, family);
 }
 

@@ -25,6 +25,7 @@
  * (lang/iptables/read.ts).
  */
 
+import { append } from '../../arrays.js';
 import { isKpcError, type KpcError } from '../../errors.js';
 import { NftTransaction, type NftFamily, type NftOperation } from './model.js';
 import { firstSignificantLine, nftStateForm, readCommandLine, readNftState, readTransaction } from './read.js';
@@ -206,8 +207,8 @@ class LazyTable implements NftTableView {
 
   private apply(positions: readonly number[]): NftState {
     const tx = new NftTransaction(this.family, this.table);
-    // A loop, not push(...ops): a map of 100,000 Services' elements is more arguments than a call takes.
-    for (const op of this.opsAt(merged(this.index.table, positions))) tx.ops.push(op);
+    // A map of 100,000 Services' elements is more operations than push(...ops) takes.
+    append(tx.ops, this.opsAt(merged(this.index.table, positions)));
     return applyTransaction(emptyState(this.family, this.table), tx);
   }
 
