@@ -5,14 +5,21 @@
  * are two million strings for the collector to move; as blocks, a few hundred comparisons.
  */
 
+import { AsciiBytes } from '../lang/ascii-bytes.js';
 import { anyChanges, changesBetween, type Change } from './sequence.js';
+
+/**
+ * A text as one string, or as ASCII bytes when it is longer than one string can be (kpc's
+ * nftables output at 100,000 Services, 721 MB): two texts compared are of one form.
+ */
+export type LineText = string | AsciiBytes;
 
 /** A text's lines: line i is text[starts[i], starts[i + 1]), its newline included (the last may lack one). */
 export class TextLines {
   readonly starts: Int32Array;
   readonly count: number;
 
-  constructor(readonly text: string) {
+  constructor(readonly text: LineText) {
     let starts = new Int32Array(1024);
     let count = 0;
     for (let at = 0; at < text.length; count++) {
@@ -30,15 +37,15 @@ export class TextLines {
     this.count = count;
   }
 
-  /** Lines [from, from + k) as one string (a slice: no copy). */
+  /** Lines [from, from + k) as one string (of a string, a slice: no copy). */
   block(from: number, k: number): string {
-    return this.text.substring(this.starts[from]!, this.starts[from + k]!);
+    return this.text.slice(this.starts[from]!, this.starts[from + k]!);
   }
 
   /** Line i without its newline. */
   bare(i: number): string {
     const end = this.starts[i + 1]!;
-    return this.text.substring(this.starts[i]!, this.text.charCodeAt(end - 1) === 10 ? end - 1 : end);
+    return this.text.slice(this.starts[i]!, this.text.charCodeAt(end - 1) === 10 ? end - 1 : end);
   }
 
   /** Line i as `diff -u` prints it: without its newline, or marked as lacking one. */
@@ -53,7 +60,9 @@ export class TextLines {
  * since both blocks are k whole lines (each ends where its newline is, or at the text's end).
  */
 function sameBlock(a: TextLines, x: number, b: TextLines, y: number, k: number): boolean {
-  if (a.starts[x + k]! - a.starts[x]! !== b.starts[y + k]! - b.starts[y]!) return false;
+  const length = a.starts[x + k]! - a.starts[x]!;
+  if (length !== b.starts[y + k]! - b.starts[y]!) return false;
+  if (a.text instanceof AsciiBytes && b.text instanceof AsciiBytes) return a.text.sameBytes(a.starts[x]!, b.text, b.starts[y]!, length);
   return a.block(x, k) === b.block(y, k);
 }
 

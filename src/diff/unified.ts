@@ -5,11 +5,11 @@
  */
 
 import type { Change } from './sequence.js';
-import { lineChanges, TextLines } from './text-lines.js';
+import { lineChanges, TextLines, type LineText } from './text-lines.js';
 
 const CONTEXT = 3;
 
-export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
+export function unifiedDiff(oldText: LineText, newText: LineText, oldName: string, newName: string): string {
   const a = new TextLines(oldText);
   const b = new TextLines(newText);
   const changes: Change[] = lineChanges(a, b);

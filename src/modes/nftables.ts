@@ -13,6 +13,7 @@ import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
 import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
+import { AsciiBytes } from '../lang/ascii-bytes.js';
 import { isDirectoryPath } from '../parser/input-files.js';
 import { PreviousText } from './previous-text.js';
 import type { CheckResult, DeltaOptions, EmitOptions, Emitted, ModeBackend, PreviousState, StdinReader } from './backend.js';
@@ -82,7 +83,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       else if (options.full) tx = nftDelta(previousState(), stateOf(after.tx), after.tx, { full: true });
       else {
         // Only what differs (diff/nftables/aligned.ts), or both states whole.
-        const changed = before === undefined ? readChangedTransactions(previous.text(), after.tx) : undefined;
+        const changed = before === undefined ? readChangedTransactions(previous.lines(), after.tx) : undefined;
         tx = changed ? nftDelta(changed.before, changed.after, after.tx, { full: false }) : nftDelta(previousState(), stateOf(after.tx), after.tx, { full: false });
       }
       return { output: { form: 'text', chunks: () => renderTransaction(tx) }, warnings: [] };
@@ -92,7 +93,7 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       let report: NftDiffReport = { changed: false, servicePorts: [] };
       if (!after.same) {
         // Both states beside each other (their equal objects shared, made when asked for), or read whole.
-        const beside = before === undefined ? readBeside(previous.text(), after.tx) : undefined;
+        const beside = before === undefined ? readBeside(previous.lines(), after.tx) : undefined;
         report = beside ? diffNftStates(beside.before, beside.after, beside.differing) : diffNftStates(previousState(), stateOf(after.tx));
       }
       return { changed: report.changed, text: (paint) => renderNftReport(report, paint), json: () => nftReportJSON(report) };
@@ -110,9 +111,12 @@ function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinRe
   if (isDirectoryPath(golden)) throw usageError(`--golden ${golden} is a directory; nftables mode compares one file`);
   const expected = PreviousText.open(golden, '--golden', stdin);
   if (expected.matches(emitNftables(ir, options))) return { drifted: [], diffs: [], notes: [] };
-  // An unreadable golden does not match: text() reports it, with the errors it always gave.
-  const before = expected.text();
-  return { drifted: [golden], diffs: [unifiedDiff(before, emitNftablesText(ir, options), golden, 'kpc compile')], notes: [] };
+  // An unreadable golden does not match: lines() reports it, with the errors it always gave.
+  // One longer than a string can be is compared as bytes, with the output as bytes.
+  const before = expected.lines();
+  const after = typeof before === 'string' ? emitNftablesText(ir, options) : AsciiBytes.join(emitNftables(ir, options), before.length);
+  // An output that is not ASCII beside it: text() refuses the golden (too large to read whole).
+  return { drifted: [golden], diffs: [unifiedDiff(before, after ?? expected.text(), golden, 'kpc compile')], notes: [] };
 }
 
 function transactionOf(ir: ProxyIR, options: EmitOptions, focus: ((sp: ServicePort) => boolean) | undefined): NftTransaction {

@@ -15,11 +15,14 @@
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { ByteWindow } from '../diff/byte-window.js';
-import { DEFAULT_MAX_INPUT_BYTES, readNamedText } from '../parser/input-files.js';
+import type { LineText } from '../diff/text-lines.js';
+import { AsciiBytes } from '../lang/ascii-bytes.js';
+import { DEFAULT_MAX_INPUT_BYTES, oneText, readNamedLineText } from '../parser/input-files.js';
 import type { StdinReader } from './backend.js';
 
 export class PreviousText {
-  private decoded: string | undefined;
+  /** The whole text once read: a string, or ASCII bytes longer than one string can be. */
+  private decoded: LineText | undefined;
 
   private constructor(
     private readonly path: string,
@@ -39,13 +42,21 @@ export class PreviousText {
       }
     }
     // Anything but a readable regular file is read now, so its errors are reported first.
-    if (!regular) p.decoded = readNamedText(path, option, stdin);
+    if (!regular) p.decoded = readNamedLineText(path, option, stdin);
     return p;
   }
 
-  /** The whole text (read, and decoded, on first use). */
+  /** The whole text (read, and decoded, on first use), refused when longer than one string can be. */
   text(): string {
-    return (this.decoded ??= readNamedText(this.path, this.option, this.stdin));
+    return oneText(this.path, this.option, this.lines());
+  }
+
+  /**
+   * The whole text for a reader of lines (text-lines.ts): as text() but for ASCII longer
+   * than one string can be, whose bytes it is.
+   */
+  lines(): LineText {
+    return (this.decoded ??= readNamedLineText(this.path, this.option, this.stdin));
   }
 
   /**
@@ -56,6 +67,7 @@ export class PreviousText {
   window(): ByteWindow | undefined {
     // Read whole already (standard input, ...): the text's UTF-8 (the same bytes for ASCII; any
     // other character is bytes of 0x80 and above, which no reader of kpc's own text takes).
+    if (this.decoded instanceof AsciiBytes) return ByteWindow.of(this.decoded.bytes);
     if (this.decoded !== undefined) return ByteWindow.of(Buffer.from(this.decoded, 'utf8'));
     return ByteWindow.file(this.path);
   }
@@ -67,7 +79,7 @@ export class PreviousText {
    */
   matches(chunks: Iterable<string>): boolean {
     if (this.decoded !== undefined) {
-      // Already read whole: compare strings (the text was decoded from the bytes).
+      // Already read whole: compare strings (the text was decoded from the bytes, or is ASCII bytes).
       const text = this.decoded;
       let at = 0;
       for (const chunk of chunks) {

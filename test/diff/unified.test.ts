@@ -9,6 +9,7 @@
 import { expect, it } from 'vitest';
 import { editScript, type Edit } from '../../src/diff/sequence.js';
 import { unifiedDiff } from '../../src/diff/unified.js';
+import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
 
 const CONTEXT = 3;
 
@@ -59,6 +60,10 @@ function referenceUnifiedDiff(oldText: string, newText: string, oldName: string,
   return out;
 }
 
+function bytes(text: string): AsciiBytes {
+  return AsciiBytes.of(Buffer.from(text, 'latin1'))!;
+}
+
 it('makes the first form\'s hunks for 20,000 random pairs of texts', () => {
   let seed = 11;
   const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000);
@@ -71,6 +76,8 @@ it('makes the first form\'s hunks for 20,000 random pairs of texts', () => {
     const [ta, tb] = [text(a), text(b)];
     const got = unifiedDiff(ta, tb, 'old', 'new');
     expect(got, JSON.stringify([ta, tb])).toBe(referenceUnifiedDiff(ta, tb, 'old', 'new'));
+    // Texts longer than one string can be are compared as their bytes: the same diff.
+    if (k % 10 === 0) expect(unifiedDiff(bytes(ta), bytes(tb), 'old', 'new'), JSON.stringify([ta, tb])).toBe(got);
     if (got !== '') differing++;
   }
   expect(differing).toBeGreaterThan(15_000);
@@ -91,7 +98,9 @@ it('makes the first form\'s hunks for long texts with a few changes (blocks of m
     }
     const ta = a.join('\n') + '\n';
     const tb = b.join('\n') + (rand() < 0.9 ? '\n' : '');
-    expect(unifiedDiff(ta, tb, 'old', 'new'), `pair ${k}`).toBe(referenceUnifiedDiff(ta, tb, 'old', 'new'));
+    const want = referenceUnifiedDiff(ta, tb, 'old', 'new');
+    expect(unifiedDiff(ta, tb, 'old', 'new'), `pair ${k}`).toBe(want);
+    expect(unifiedDiff(bytes(ta), bytes(tb), 'old', 'new'), `pair ${k} as bytes`).toBe(want);
   }
 }, 60_000);
 

@@ -48,6 +48,34 @@ describe('AsciiBytes', () => {
     expect(text.sameRange(WHOLE.indexOf('KUBE-SERVICES'), WHOLE.lastIndexOf('KUBE-SERVICES'), 13)).toBe(true);
   });
 
+  it('joins strings into bytes, growing past its first size or the length expected, and refuses any other character', () => {
+    const chunks = Array.from({ length: 300 }, (_, i) => `add rule ip kube-proxy chain-${i} counter\n`.repeat(1 + (i % 400)));
+    const whole = chunks.join('');
+    expect(whole.length).toBeGreaterThan(1 << 16);
+    for (const expected of [0, 10, whole.length - 1, whole.length, whole.length + 1, 4 * whole.length]) {
+      const joined = AsciiBytes.join(chunks, expected);
+      expect(joined?.toString(), `expected ${expected}`).toBe(whole);
+      expect(joined?.length).toBe(whole.length);
+    }
+    expect(AsciiBytes.join([])?.length).toBe(0);
+    expect(AsciiBytes.join(['abc', 'd\u00e9f', 'g'])).toBeUndefined();
+    // A character whose latin1 byte would be ASCII ('Ł' is U+0141) is refused too.
+    expect(AsciiBytes.join(['abc', '\u0141'])).toBeUndefined();
+  });
+
+  it('compares ranges of two texts as memory', () => {
+    const a = bytesOf('abcdef\nxyz\n');
+    const b = bytesOf('--cdef\nxy');
+    expect(a.sameBytes(2, b, 2, 5)).toBe(true);
+    expect(a.sameBytes(2, b, 2, 7)).toBe(true);
+    expect(a.sameBytes(2, b, 2, 8)).toBe(false);
+    expect(a.sameBytes(0, b, 0, 2)).toBe(false);
+    expect(a.sameBytes(0, b, 0, 0)).toBe(true);
+    // Past either end: not the same.
+    expect(a.sameBytes(8, b, 8, 4)).toBe(false);
+    expect(a.sameBytes(-1, b, 0, 1)).toBe(false);
+  });
+
   it('is one string when it fits one; a PiecedText has none; a string is its own', () => {
     const text = bytesOf(WHOLE);
     expect(oneString(text)).toBe(WHOLE);

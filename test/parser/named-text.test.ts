@@ -6,7 +6,7 @@
 
 import { constants } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { readNamedText, readNamedTextSource } from '../../src/parser/input-files.js';
+import { oneText, readNamedLineText, readNamedText, readNamedTextSource } from '../../src/parser/input-files.js';
 import { PiecedText } from '../../src/lang/pieced-text.js';
 import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
 import { KpcError } from '../../src/errors.js';
@@ -69,5 +69,45 @@ describe('readNamedTextSource', () => {
     expect(error).toBeInstanceOf(KpcError);
     expect((error as KpcError).message).toContain('a line from byte 0 on is longer than 10 bytes');
     expect((error as KpcError).describe()).toContain('--rules');
+  });
+});
+
+describe('readNamedLineText', () => {
+  const ascii = new TextEncoder().encode('add table ip kube-proxy\nadd chain ip kube-proxy services\n');
+
+  it('gives ASCII longer than one string as its bytes, anything else as readNamedText does', () => {
+    const long = readNamedLineText('-', '--previous', () => ascii, undefined, 10);
+    expect(long).toBeInstanceOf(AsciiBytes);
+    expect((long as AsciiBytes).toString()).toBe(new TextDecoder().decode(ascii));
+    expect(readNamedLineText('-', '--previous', () => ascii, undefined, ascii.byteLength)).toBe(new TextDecoder().decode(ascii));
+    // Not ASCII: decoded (refused only past one string's length).
+    expect(readNamedLineText('-', '--previous', () => new TextEncoder().encode('# é\n'), undefined, 1)).toBe('# é\n');
+  });
+
+  it('is one string for a reader that needs one, or refused as readNamedText refuses it', () => {
+    const long = readNamedLineText('-', '--previous', () => ascii, undefined, 10) as AsciiBytes;
+    expect(oneText('-', '--previous', long)).toBe(new TextDecoder().decode(ascii));
+    expect(oneText('-', '--previous', 'as it is')).toBe('as it is');
+    // The length is what is checked (as above).
+    Object.defineProperty(long.bytes, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
+    let error: unknown;
+    try {
+      oneText('-', '--previous', long);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KpcError);
+    expect((error as KpcError).message).toContain(`too large to read whole: ${constants.MAX_STRING_LENGTH + 1} bytes`);
+    // readNamedText's own words for the same input.
+    const huge = new Uint8Array(1);
+    Object.defineProperty(huge, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
+    let whole: unknown;
+    try {
+      readNamedText('-', '--previous', () => huge);
+    } catch (e) {
+      whole = e;
+    }
+    expect((error as KpcError).describe()).toBe((whole as KpcError).describe());
+    expect((error as KpcError).describe()).toContain('--previous');
   });
 });

@@ -32,6 +32,7 @@ import {
   NftTransaction,
   NFT_NAME,
   readTransaction,
+  renderTransaction,
   renderTransactionText,
   sameSetDeclaration,
   type NftFamily,
@@ -41,7 +42,8 @@ import {
   type StateObjects,
 } from '../../lang/nftables/index.js';
 import type { Change } from '../sequence.js';
-import { lineChanges, TextLines } from '../text-lines.js';
+import { AsciiBytes } from '../../lang/ascii-bytes.js';
+import { lineChanges, TextLines, type LineText } from '../text-lines.js';
 
 /**
  * An object's group, as a number: TABLE_GROUP for the table's, SKIPPED for a line the whole
@@ -159,15 +161,18 @@ const MAX_ALIGNED_EDITS = 1024;
  * else only the groups the changed lines name are numbered and every other operation is
  * UNCHANGED (readChangedTransactions looks at nothing else: see numberChanged).
  */
-function matchGroups(previous: string, next: NftTransaction, everyGroup: boolean): Matched | undefined {
+function matchGroups(previous: LineText, next: NftTransaction, everyGroup: boolean): Matched | undefined {
   const ops = next.ops;
   const ids = new Groups();
   const head = ` ${next.family} ${next.table}`;
   const a = new TextLines(previous);
   // Printed whole by renderTransactionText (lines joined 4,096 at a time): no string per line
   // is kept (210,000 at 20,000 Services, for the collector to move); a line's text is cut from
-  // the whole when compared.
-  const b = new TextLines(renderTransactionText(next));
+  // the whole when compared. Beside a previous text held as bytes (longer than one string can
+  // be), printed as bytes too: both are compared as memory.
+  const printed = typeof previous === 'string' ? renderTransactionText(next) : AsciiBytes.join(renderTransaction(next), previous.length);
+  if (printed === undefined) return undefined;
+  const b = new TextLines(printed);
   // An operation printed on more than one line would put the lines out of step.
   if (b.count !== ops.length) return undefined;
   // Aligned, a previous line paired with a new one is that operation's line (same text, same
@@ -346,7 +351,7 @@ function applyDiffering(m: Matched, next: NftTransaction): NftState {
  * Also undefined when a set or map is declared otherwise: the delta then rewrites every chain
  * that names it, differing or not, so it needs the whole states.
  */
-export function readChangedTransactions(previous: string, next: NftTransaction): { before: NftState; after: NftState } | undefined {
+export function readChangedTransactions(previous: LineText, next: NftTransaction): { before: NftState; after: NftState } | undefined {
   const m = matchGroups(previous, next, false);
   if (!m) return undefined;
   const before = readDiffering(m, next.family, next.table);
@@ -473,7 +478,7 @@ export interface Beside {
  * 60,000 objects; applying the whole new transaction (with its 100,000 map elements) took
  * ~150 ms and held their memory through the report.
  */
-export function readBeside(previous: string, next: NftTransaction): Beside | undefined {
+export function readBeside(previous: LineText, next: NftTransaction): Beside | undefined {
   const m = matchGroups(previous, next, true);
   if (!m) return undefined;
   const differing = readDiffering(m, next.family, next.table);

@@ -27,6 +27,7 @@ import { readBeside, readChangedTransactions } from '../../../src/diff/nftables/
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
 import { buildTransaction } from '../../../src/emit/nftables/index.js';
+import { AsciiBytes } from '../../../src/lang/ascii-bytes.js';
 import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransactionText, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
 import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
@@ -199,6 +200,32 @@ describe('nftables: a previous transaction read beside the new one', () => {
     expect(shared).toBeGreaterThan(beside);
   });
 
+  it('a previous text held as bytes (longer than one string can be) is read as the string is', SLOW, async () => {
+    let read = 0;
+    for (const k of await cases()) {
+      for (let seed = 1; seed <= 10; seed++) {
+        const rnd = random(seed * 131071 + k.name.length);
+        const prev = seed === 1 ? k.text : previousOf(k.text, rnd);
+        const bytes = AsciiBytes.of(Buffer.from(prev, 'latin1'))!;
+        const at = `${k.name} seed ${seed}`;
+        const s = readBeside(prev, k.tx);
+        const b = readBeside(bytes, k.tx);
+        expect(b === undefined, at).toBe(s === undefined);
+        if (s && b) {
+          read++;
+          expect(view(b.before), at).toEqual(view(s.before));
+          expect(view(b.after), at).toEqual(view(s.after));
+          expect(b.differing, at).toEqual(s.differing);
+        }
+        const sc = readChangedTransactions(prev, k.tx);
+        const bc = readChangedTransactions(bytes, k.tx);
+        expect(bc === undefined, at).toBe(sc === undefined);
+        if (sc && bc) expect(renderTransactionText(nftDelta(bc.before, bc.after, k.tx, { full: false })), at).toBe(renderTransactionText(nftDelta(sc.before, sc.after, k.tx, { full: false })));
+      }
+    }
+    expect(read).toBeGreaterThan(300);
+  });
+
   it('texts too far apart to align (past 1,024 changed lines): every line read, the same states and delta', SLOW, () => {
     // 1,500 chains of two rules and a set of 1,500 elements; the previous text has each
     // chain's rules in the other order, and another element every tenth.
@@ -221,6 +248,11 @@ describe('nftables: a previous transaction read beside the new one', () => {
     }
     const prev = lines.join('\n');
     const whole = readTransaction(prev, 'ip', TABLE);
+    // As bytes, the same.
+    const bytes = AsciiBytes.of(Buffer.from(prev, 'latin1'))!;
+    expect(view(readBeside(bytes, tx)!.before)).toEqual(view(whole));
+    const cb = readChangedTransactions(bytes, tx)!;
+    expect(renderTransactionText(nftDelta(cb.before, cb.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
     const b = readBeside(prev, tx)!;
     expect(view(b.before)).toEqual(view(whole));
     expect(view(b.after)).toEqual(view(state));
