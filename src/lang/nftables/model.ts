@@ -112,16 +112,25 @@ export class NftTransaction {
  * printed in decimal.
  */
 export function concat(...args: ReadonlyArray<string | number | readonly (string | number)[]>): string {
-  let out = '';
+  // Joined once, into one flat string: `+=` leaves each rule a tree of its words, which a
+  // transaction held whole (--previous, diff: 550,000 rules at 20,000 Services) keeps, ~110 MB
+  // more heap for the collector to mark.
+  const words: string[] = [];
+  let nonEmpty = false;
   let needSpace = false;
-  const put = (s: string) => {
-    if (needSpace) out += ' ';
-    out += s;
-    needSpace = out.length > 0 && s !== '@';
+  // As knftables: a string (or an array's item) that is "@" is followed by no space; a number
+  // leaves that as it was.
+  let wroteAt = false;
+  const put = (s: string, word: boolean) => {
+    if (needSpace) words.push(' ');
+    words.push(s);
+    nonEmpty ||= s.length > 0;
+    if (word) wroteAt = s === '@';
+    needSpace = nonEmpty && !wroteAt;
   };
   for (const a of args) {
-    if (Array.isArray(a)) for (const s of a) put(String(s));
-    else put(String(a));
+    if (Array.isArray(a)) for (const s of a) put(String(s), true);
+    else put(String(a), typeof a === 'string');
   }
-  return out;
+  return words.join('');
 }

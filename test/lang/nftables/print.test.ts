@@ -36,6 +36,21 @@ describe('nftables printer', () => {
     );
   });
 
+  it('joins words as knftables.Concat does (util.go: a space between words, none after a lone "@", a number leaving that as it was)', () => {
+    // Each worked by hand through knftables' Concat.
+    expect(concat('ip', 'daddr', '@', 'cluster-ips', 'reject')).toBe('ip daddr @cluster-ips reject');
+    expect(concat('numgen random mod', 2, 'vmap', '{', ['0 : goto a', ',', '1 : goto b'], '}')).toBe('numgen random mod 2 vmap { 0 : goto a , 1 : goto b }');
+    expect(concat()).toBe('');
+    expect(concat('', 'a')).toBe('a');
+    expect(concat('a', '', 'b')).toBe('a  b');
+    expect(concat('a', 5)).toBe('a 5');
+    expect(concat(7, '@', 's')).toBe('7 @s');
+    expect(concat('@', 5, 'x')).toBe('@5x');
+    expect(concat('x', '@', [], 'y')).toBe('x @y');
+    expect(concat(['a', '@'], 'set')).toBe('a @set');
+    expect(concat('@')).toBe('@');
+  });
+
   it('refuses text that could break out of a name, a comment or an element', () => {
     const bad = [
       { kind: 'chain', name: 'x\nadd table ip evil' },
