@@ -32,7 +32,8 @@ export class AsciiBytes {
    * likely to have) spares growing the buffer.
    */
   static join(chunks: Iterable<string>, expected = 0): AsciiBytes | undefined {
-    let bytes = Buffer.allocUnsafe(Math.max(expected, 1 << 16));
+    // A little over: a text a few bytes longer than expected would double the buffer.
+    let bytes = Buffer.allocUnsafe(Math.max(expected + (expected >> 6), 1 << 16));
     let n = 0;
     for (const chunk of chunks) {
       // UTF-8 writes any other character as bytes of 0x80 and above, which isAscii refuses.
