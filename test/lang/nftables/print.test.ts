@@ -62,4 +62,15 @@ describe('nftables printer', () => {
     ] as const;
     for (const object of bad) expect(() => printOperation('ip', 'kube-proxy', { verb: 'add', object: object as never }), JSON.stringify(object)).toThrow(/refusing to write unsafe nftables/);
   });
+
+  it('refuses an unsafe name right after safe ones (the names last found safe are not checked again; no other is let through)', () => {
+    const rule = (chain: string) => printOperation('ip', 'kube-proxy', { verb: 'add', object: { kind: 'rule', chain, rule: 'counter' } });
+    for (const unsafe of ['a b', 'services\nflush ruleset', 'x'.repeat(300)]) {
+      expect(rule('services')).toBe('add rule ip kube-proxy services counter');
+      expect(rule('other')).toBe('add rule ip kube-proxy other counter');
+      expect(() => rule(unsafe), unsafe).toThrow(/refusing to write unsafe nftables/);
+      expect(() => rule(unsafe), unsafe).toThrow(/refusing to write unsafe nftables/);
+      expect(() => printOperation('ip', unsafe, { verb: 'add', object: { kind: 'chain', name: 'services' } }), unsafe).toThrow(/refusing to write unsafe nftables/);
+    }
+  });
 });
