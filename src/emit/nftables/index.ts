@@ -92,8 +92,11 @@ function withoutOwnChains(ops: NftOperation[], from: number): number {
   return n - from;
 }
 
-/** Operations per rendered chunk. */
-const CHUNK_OPERATIONS = 4096;
+/**
+ * Operations per rendered chunk: ~60 KB of text, which dies young (a chunk of 4,096 took the
+ * peak RSS of 100,000 Services' compile from 1.04 GB to 1.78 GB, the same time).
+ */
+const CHUNK_OPERATIONS = 512;
 
 /**
  * The transaction's text, rendered as it is written: the operations of each chunk are
