@@ -9,8 +9,9 @@ import { AsciiBytes } from '../lang/ascii-bytes.js';
 import { anyChanges, changesBetween, type Change } from './sequence.js';
 
 /**
- * A text as one string, or as ASCII bytes when it is longer than one string can be (kpc's
- * nftables output at 100,000 Services, 721 MB): two texts compared are of one form.
+ * A text as one string, or as ASCII bytes: a file read and not decoded, which may be longer
+ * than one string can be (kpc's nftables output at 100,000 Services, 721 MB). Two texts
+ * compared are best of one form: two bytes' blocks are compared as memory.
  */
 export type LineText = string | AsciiBytes;
 

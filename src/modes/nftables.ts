@@ -112,7 +112,7 @@ function check(ir: ProxyIR, golden: string, options: EmitOptions, stdin: StdinRe
   const expected = PreviousText.open(golden, '--golden', stdin);
   if (expected.matches(emitNftables(ir, options))) return { drifted: [], diffs: [], notes: [] };
   // An unreadable golden does not match: lines() reports it, with the errors it always gave.
-  // One longer than a string can be is compared as bytes, with the output as bytes.
+  // A golden of ASCII is its bytes (any length), compared with the output printed as bytes.
   const before = expected.lines();
   const after = typeof before === 'string' ? emitNftablesText(ir, options) : AsciiBytes.join(emitNftables(ir, options), before.length);
   // An output that is not ASCII beside it: text() refuses the golden (too large to read whole).

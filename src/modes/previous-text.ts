@@ -21,7 +21,7 @@ import { DEFAULT_MAX_INPUT_BYTES, oneText, readNamedLineText } from '../parser/i
 import type { StdinReader } from './backend.js';
 
 export class PreviousText {
-  /** The whole text once read: a string, or ASCII bytes longer than one string can be. */
+  /** The whole text once read: a string, or ASCII bytes not decoded (lines()). */
   private decoded: LineText | undefined;
 
   private constructor(

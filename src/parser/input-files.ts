@@ -291,9 +291,10 @@ export function readNamedText(path: string, option: string, stdin: StdinReader, 
 }
 
 /**
- * readNamedText, except that ASCII text longer than one string can be is its bytes, not
- * refused: a previous output or golden file compared as lines (kpc's nftables output at
- * 100,000 Services is 721 MB). oneText gives the refusal when a reader needs one string.
+ * readNamedText, except that ASCII text longer than `maxText` characters (by default, longer
+ * than one string can be) is its bytes, not decoded or refused: a previous output or golden
+ * file compared as lines (kpc's nftables output at 100,000 Services is 721 MB). oneText gives
+ * the string, or the refusal, when a reader needs one string.
  */
 export function readNamedLineText(path: string, option: string, stdin: StdinReader, maxBytes = DEFAULT_MAX_INPUT_BYTES, maxText = MAX_TEXT_LENGTH): string | AsciiBytes {
   return readNamed(path, option, namedBytes(path, stdin, maxBytes), (name, bytes) => (bytes.byteLength > maxText ? AsciiBytes.of(bytes) : undefined) ?? wholeText(name, bytes));
