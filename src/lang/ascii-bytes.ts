@@ -27,9 +27,9 @@ export class AsciiBytes {
 
   /**
    * Strings written one after the other (a printer's chunks) as one AsciiBytes, or undefined
-   * when any character is not ASCII: a text longer than one string can be (kpc's nftables
-   * output at 100,000 Services is 721 MB) held as bytes. `expected` (a length the text is
-   * likely to have) spares growing the buffer.
+   * when any character is not ASCII: a printed text held as bytes, of any length (kpc's
+   * nftables output at 100,000 Services is 721 MB, longer than one string can be). `expected`
+   * (a length the text is likely to have) spares growing the buffer.
    */
   static join(chunks: Iterable<string>, expected = 0): AsciiBytes | undefined {
     // A little over: a text a few bytes longer than expected would double the buffer.
