@@ -11,21 +11,31 @@ import { PiecedText } from '../../src/lang/pieced-text.js';
 import { AsciiBytes } from '../../src/lang/ascii-bytes.js';
 import { KpcError } from '../../src/errors.js';
 
+/** A one-byte array that says it is one byte longer than a string can be: it stands in for 512 MiB (the length is what is checked). */
+function hugeBytes(): Uint8Array {
+  const huge = new Uint8Array(1);
+  Object.defineProperty(huge, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
+  return huge;
+}
+
+/** What `work` throws (undefined when it returns). */
+function thrown(work: () => unknown): unknown {
+  try {
+    work();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
 describe('readNamedText', () => {
   it('decodes stdin as UTF-8 text', () => {
     expect(readNamedText('-', '--rules', () => new TextEncoder().encode('*nat\n# é\nCOMMIT\n'))).toBe('*nat\n# é\nCOMMIT\n');
   });
 
   it('refuses bytes longer than a string can be, naming the input and the option', () => {
-    // The length is what is checked: a one-byte array that says it is longer stands in for 512 MiB.
-    const huge = new Uint8Array(1);
-    Object.defineProperty(huge, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
-    let error: unknown;
-    try {
-      readNamedText('-', '--rules', () => huge);
-    } catch (e) {
-      error = e;
-    }
+    const huge = hugeBytes();
+    const error = thrown(() => readNamedText('-', '--rules', () => huge));
     expect(error).toBeInstanceOf(KpcError);
     expect((error as KpcError).message).toContain(`too large to read whole: ${constants.MAX_STRING_LENGTH + 1} bytes`);
     expect((error as KpcError).describe()).toContain('--rules');
@@ -90,23 +100,12 @@ describe('readNamedLineText', () => {
     expect(oneText('-', '--previous', 'as it is')).toBe('as it is');
     // The length is what is checked (as above).
     Object.defineProperty(long.bytes, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
-    let error: unknown;
-    try {
-      oneText('-', '--previous', long);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => oneText('-', '--previous', long));
     expect(error).toBeInstanceOf(KpcError);
     expect((error as KpcError).message).toContain(`too large to read whole: ${constants.MAX_STRING_LENGTH + 1} bytes`);
     // readNamedText's own words for the same input.
-    const huge = new Uint8Array(1);
-    Object.defineProperty(huge, 'byteLength', { value: constants.MAX_STRING_LENGTH + 1 });
-    let whole: unknown;
-    try {
-      readNamedText('-', '--previous', () => huge);
-    } catch (e) {
-      whole = e;
-    }
+    const huge = hugeBytes();
+    const whole = thrown(() => readNamedText('-', '--previous', () => huge));
     expect((error as KpcError).describe()).toBe((whole as KpcError).describe());
     expect((error as KpcError).describe()).toContain('--previous');
   });
