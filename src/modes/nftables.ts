@@ -8,6 +8,7 @@
 import { buildFocusedTransaction, buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
 import { nftDelta } from '../diff/nftables/delta.js';
 import { readBeside, readChangedTransactions } from '../diff/nftables/aligned.js';
+import { RecordedNames } from '../diff/nftables/named.js';
 import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } from '../diff/nftables/report.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
@@ -60,36 +61,58 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     return before;
   };
   /**
-   * The new transaction (the previous state has the table: the delta never starts with
-   * standalone's add+delete of it), and whether the output kpc compile would print with these
-   * options is the previous text (`same`; only asked when `compare`).
+   * The new transaction, held whole for kpc diff's report (the previous state has the table:
+   * it never starts with standalone's add+delete of it), and whether the output kpc compile
+   * would print with these options is the previous text (`same`).
    */
-  const afterOf = (options: EmitOptions, compare: boolean): { tx: NftTransaction; same: boolean } => {
+  const afterOf = (options: EmitOptions): { tx: NftTransaction; same: boolean } => {
     const tx = buildTransaction(ir, { ...options, standalone: false });
-    return { tx, same: compare && previous.matches(renderTransaction(options.standalone ? buildTransaction(ir, options) : tx)) };
+    return { tx, same: previous.matches(renderTransaction(options.standalone ? buildTransaction(ir, options) : tx)) };
   };
   const stateOf = (tx: NftTransaction) => applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx);
+  /**
+   * The new transaction printed as compile prints it, chunk by chunk, its operations let go
+   * once printed and only what each one names kept (at 100,000 Services the transaction held
+   * whole is 1.2 GB of heap); undefined when the text is not ASCII.
+   */
+  const printedOf = (): { text: AsciiBytes; names: RecordedNames } | undefined => {
+    const names = new RecordedNames(family, KUBE_PROXY_TABLE);
+    const text = AsciiBytes.join(
+      emitNftables(ir, { standalone: false }, (ops) => names.record(ops)),
+      previous.expectedLength(),
+    );
+    return text && { text, names };
+  };
+  // --full rewrites everything the state holds: the state is read even when nothing changed.
+  const fullDelta = (options: DeltaOptions): NftTransaction => {
+    const tx = buildTransaction(ir, { ...options, standalone: false });
+    return nftDelta(previousState(), stateOf(tx), tx, { full: true });
+  };
+  const changedDelta = (options: DeltaOptions): NftTransaction => {
+    // What compile prints, compared with the previous text. Not standalone, it is printed once,
+    // for the comparison and the alignment both.
+    const printed = options.standalone ? undefined : printedOf();
+    const same = printed ? previous.matchesBytes(printed.text) : previous.matches(emitNftables(ir, options));
+    // Nothing changed: the delta of a state to itself, the empty transaction.
+    if (same) return new NftTransaction(family, KUBE_PROXY_TABLE);
+    // Only what differs (diff/nftables/aligned.ts), or both states whole.
+    const aligned = before === undefined ? (printed ?? printedOf()) : undefined;
+    const changed = aligned && readChangedTransactions(previous.lines(), aligned.text, aligned.names);
+    if (changed?.before.exists) return nftDelta(changed.before, changed.after, new NftTransaction(family, KUBE_PROXY_TABLE), { full: false });
+    const tx = buildTransaction(ir, { ...options, standalone: false });
+    return nftDelta(previousState(), stateOf(tx), tx, { full: false });
+  };
   return {
     // Asked only when the new input has no Service ports (a delta removing them all is refused).
     get serviceEntries() {
       return countServiceEntries(previousState());
     },
     delta(options: DeltaOptions): Emitted {
-      // --full rewrites everything the state holds: the state is read even when nothing changed.
-      const after = afterOf(options, !options.full);
-      let tx: NftTransaction;
-      // Nothing changed: the delta of a state to itself, the empty transaction.
-      if (after.same) tx = new NftTransaction(family, KUBE_PROXY_TABLE);
-      else if (options.full) tx = nftDelta(previousState(), stateOf(after.tx), after.tx, { full: true });
-      else {
-        // Only what differs (diff/nftables/aligned.ts), or both states whole.
-        const changed = before === undefined ? readChangedTransactions(previous.lines(), after.tx) : undefined;
-        tx = changed ? nftDelta(changed.before, changed.after, after.tx, { full: false }) : nftDelta(previousState(), stateOf(after.tx), after.tx, { full: false });
-      }
+      const tx = options.full ? fullDelta(options) : changedDelta(options);
       return { output: { form: 'text', chunks: () => renderTransaction(tx) }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      const after = afterOf(options, true);
+      const after = afterOf(options);
       let report: NftDiffReport = { changed: false, servicePorts: [] };
       if (!after.same) {
         // Both states beside each other (their equal objects shared, made when asked for), or read whole.

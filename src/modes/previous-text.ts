@@ -94,6 +94,45 @@ export class PreviousText {
       }
       return at === text.length;
     }
+    let want = Buffer.allocUnsafe(1 << 20);
+    const pieces = function* (): Iterable<Uint8Array> {
+      for (const chunk of chunks) {
+        const n = Buffer.byteLength(chunk, 'utf8');
+        if (n > want.length) want = Buffer.allocUnsafe(n);
+        want.write(chunk, 0, 'utf8');
+        yield want.subarray(0, n);
+      }
+    };
+    return this.fileMatches(pieces());
+  }
+
+  /** Whether `text` (a whole output printed as bytes) is exactly the file's bytes: as matches(). */
+  matchesBytes(text: AsciiBytes): boolean {
+    const decoded = this.decoded;
+    if (decoded instanceof AsciiBytes) return decoded.length === text.length && decoded.sameBytes(0, text, 0, text.length);
+    if (decoded !== undefined) return decoded.length === text.length && decoded === text.slice();
+    const pieces = function* (): Iterable<Uint8Array> {
+      for (let at = 0; at < text.length; at += 1 << 20) yield text.bytes.subarray(at, Math.min(at + (1 << 20), text.length));
+    };
+    return this.fileMatches(pieces());
+  }
+
+  /**
+   * The file's length in bytes as it was when opened, or as read; 0 when unknown. A printer
+   * writing the text to compare with it makes its buffer this long (at 100,000 Services, 721
+   * MB, where doubling would copy it and hold twice as much).
+   */
+  expectedLength(): number {
+    if (this.decoded !== undefined) return this.decoded.length;
+    try {
+      return statSync(this.path).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Whether `pieces`, one after the other, are exactly the file's bytes (false when it cannot be read now). */
+  private fileMatches(pieces: Iterable<Uint8Array>): boolean {
     let fd: number;
     try {
       fd = openSync(this.path, 'r');
@@ -101,18 +140,13 @@ export class PreviousText {
       return false;
     }
     try {
-      let want = Buffer.allocUnsafe(1 << 20);
       let have = Buffer.allocUnsafe(1 << 20);
       let position = 0;
-      for (const chunk of chunks) {
-        const n = Buffer.byteLength(chunk, 'utf8');
-        if (n > want.length) {
-          want = Buffer.allocUnsafe(n);
-          have = Buffer.allocUnsafe(n);
-        }
-        want.write(chunk, 0, 'utf8');
+      for (const piece of pieces) {
+        const n = piece.length;
+        if (n > have.length) have = Buffer.allocUnsafe(n);
         if (readFully(fd, have, n, position) !== n) return false;
-        if (want.compare(have, 0, n, 0, n) !== 0) return false;
+        if (Buffer.compare(piece, have.subarray(0, n)) !== 0) return false;
         position += n;
       }
       // Nothing more in the file.

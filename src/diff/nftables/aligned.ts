@@ -42,6 +42,7 @@ import {
   type StateObjects,
 } from '../../lang/nftables/index.js';
 import type { Change } from '../sequence.js';
+import { Class, namesOfTransaction, type NamedOperations } from './named.js';
 import { AsciiBytes } from '../../lang/ascii-bytes.js';
 import { lineChanges, TextLines, type LineText } from '../text-lines.js';
 
@@ -54,14 +55,6 @@ const SKIPPED = -1;
 /** An operation not numbered: its object is named by no changed line, so it is the same on both sides (numberChanged). */
 const UNCHANGED = -2;
 const TABLE_GROUP = 0;
-
-/** The classes of objects a group is one of: a chain with its rules, a set or map with its elements, a counter. */
-const enum Class {
-  Table,
-  Chain,
-  Set,
-  Counter,
-}
 
 const KIND_CLASS: Readonly<Record<string, Class>> = { chain: Class.Chain, rule: Class.Chain, set: Class.Set, map: Class.Set, element: Class.Set, counter: Class.Counter };
 const VERBS = new Set(['add', 'flush', 'delete']);
@@ -104,8 +97,9 @@ class Groups {
     return this.byName[cls]!.get(name);
   }
 
-  ofOperation(op: NftOperation): Group {
-    return this.of(classOf(op), nameOf(op));
+  /** The group of operation i of `next`. */
+  ofOperation(next: NamedOperations, i: number): Group {
+    return this.of(next.classAt(i), next.nameAt(i));
   }
 
   /** A previous line's group, SKIPPED for a line the whole reader skips, undefined for one left to it. */
@@ -137,8 +131,8 @@ interface Matched {
   read: string[];
   /** The new transaction's text: line i is operation i. */
   printed: TextLines;
-  /** The new transaction's operations and their groups (UNCHANGED for those not numbered). */
-  ops: readonly NftOperation[];
+  /** The new transaction's operations (what each names) and their groups (UNCHANGED for those not numbered). */
+  next: NamedOperations;
   opGroups: Int32Array;
   /** Groups whose lines differ (or are in one text only). */
   differ: Set<Group>;
@@ -157,28 +151,22 @@ function sameLines(a: readonly string[] | undefined, b: readonly string[] | unde
 const MAX_ALIGNED_EDITS = 1024;
 
 /**
- * `everyGroup`: number every operation's group (readBeside makes the whole states from them);
- * else only the groups the changed lines name are numbered and every other operation is
- * UNCHANGED (readChangedTransactions looks at nothing else: see numberChanged).
+ * `printed` is the new transaction's text (line i is operation i of `next`). `everyGroup`:
+ * number every operation's group (readBeside makes the whole states from them); else only the
+ * groups the changed lines name are numbered and every other operation is UNCHANGED
+ * (readChangedTransactions looks at nothing else: see numberChanged).
  */
-function matchGroups(previous: LineText, next: NftTransaction, everyGroup: boolean): Matched | undefined {
-  const ops = next.ops;
+function matchGroups(previous: LineText, printed: LineText, next: NamedOperations, everyGroup: boolean): Matched | undefined {
   const ids = new Groups();
   const head = ` ${next.family} ${next.table}`;
   const a = new TextLines(previous);
-  // Printed whole, by chunks of lines: no string per line is kept (1.1 million at 20,000
-  // Services, for the collector to move); a line's text is cut from the whole when compared.
-  // Beside a previous text held as bytes (a file of ASCII, of any length), printed as bytes
-  // too: their blocks of lines are compared as memory.
-  const printed = typeof previous === 'string' ? renderTransactionText(next) : AsciiBytes.join(renderTransaction(next), previous.length);
-  if (printed === undefined) return undefined;
   const b = new TextLines(printed);
   // An operation printed on more than one line would put the lines out of step.
-  if (b.count !== ops.length) return undefined;
+  if (b.count !== next.count) return undefined;
   // Aligned, a previous line paired with a new one is that operation's line (same text, same
   // group); only the others are read. Too far apart, every line is read and every group compared.
   const changes = lineChanges(a, b, MAX_ALIGNED_EDITS);
-  const opGroups = everyGroup || changes === undefined ? numberEvery(ops, ids) : numberChanged(ops, a, changes, head, ids);
+  const opGroups = everyGroup || changes === undefined ? numberEvery(next, ids) : numberChanged(next, a, changes, head, ids);
   if (!opGroups) return undefined;
   const p = groupPrevious(a, changes, head, opGroups, ids);
   if (!p) return undefined;
@@ -187,13 +175,13 @@ function matchGroups(previous: LineText, next: NftTransaction, everyGroup: boole
   // Those (and the table's) are compared; all of them when the texts are too far apart.
   const compared = (g: Group) => g !== UNCHANGED && (changes === undefined || g === TABLE_GROUP || p.changed.has(g));
   const before = new Map<Group, string[]>();
-  const m: Matched = { ids, groups: p.groups, opOf: p.opOf, read: p.read, printed: b, ops, opGroups, differ: new Set<Group>() };
+  const m: Matched = { ids, groups: p.groups, opOf: p.opOf, read: p.read, printed: b, next, opGroups, differ: new Set<Group>() };
   for (let i = 0; i < p.groups.length; i++) {
     const g = p.groups[i]!;
     if (g !== SKIPPED && compared(g)) (before.get(g) ?? before.set(g, []).get(g)!).push(lineOf(m, i));
   }
   const after = new Map<Group, string[]>();
-  for (let i = 0; i < ops.length; i++) {
+  for (let i = 0; i < next.count; i++) {
     const g = opGroups[i]!;
     if (compared(g)) (after.get(g) ?? after.set(g, []).get(g)!).push(b.bare(i));
   }
@@ -205,9 +193,9 @@ function matchGroups(previous: LineText, next: NftTransaction, everyGroup: boole
 }
 
 /** Every operation's group. */
-function numberEvery(ops: readonly NftOperation[], ids: Groups): Int32Array {
-  const opGroups = new Int32Array(ops.length);
-  for (let i = 0; i < ops.length; i++) opGroups[i] = ids.ofOperation(ops[i]!);
+function numberEvery(next: NamedOperations, ids: Groups): Int32Array {
+  const opGroups = new Int32Array(next.count);
+  for (let i = 0; i < next.count; i++) opGroups[i] = ids.ofOperation(next, i);
   return opGroups;
 }
 
@@ -219,59 +207,23 @@ function numberEvery(ops: readonly NftOperation[], ids: Groups): Int32Array {
  * lookup among 60,000 names per operation (210,000 at 20,000 Services). `ids` is empty when
  * called, so the groups it holds after the changed lines are numbered are those lines'.
  */
-function numberChanged(ops: readonly NftOperation[], a: TextLines, changes: readonly Change[], head: string, ids: Groups): Int32Array | undefined {
+function numberChanged(next: NamedOperations, a: TextLines, changes: readonly Change[], head: string, ids: Groups): Int32Array | undefined {
   for (const ch of changes) {
-    const g = ch.op === 'insert' ? ids.ofOperation(ops[ch.y]!) : ids.ofLine(a.bare(ch.x), head);
+    const g = ch.op === 'insert' ? ids.ofOperation(next, ch.y) : ids.ofLine(a.bare(ch.x), head);
     if (g === undefined) return undefined;
   }
-  const opGroups = new Int32Array(ops.length);
-  for (let i = 0; i < ops.length; i++) {
-    const op = ops[i]!;
-    const cls = classOf(op);
-    opGroups[i] = cls === Class.Table ? TABLE_GROUP : ids.find(cls, nameOf(op)) ?? UNCHANGED;
+  const opGroups = new Int32Array(next.count);
+  for (let i = 0; i < next.count; i++) {
+    const cls = next.classAt(i);
+    opGroups[i] = cls === Class.Table ? TABLE_GROUP : ids.find(cls, next.nameAt(i)) ?? UNCHANGED;
   }
   return opGroups;
 }
 
-/** The class of the object an operation names. */
-function classOf(op: NftOperation): Class {
-  switch (op.object.kind) {
-    case 'table':
-      return Class.Table;
-    case 'chain':
-    case 'rule':
-      return Class.Chain;
-    case 'set':
-    case 'map':
-    case 'element':
-      return Class.Set;
-    case 'counter':
-      return Class.Counter;
-  }
-}
-
-/** The name of the object (chain, set or map, counter) an operation names; '' for the table. */
-function nameOf(op: NftOperation): string {
-  const o = op.object;
-  switch (o.kind) {
-    case 'table':
-      return '';
-    case 'chain':
-    case 'set':
-    case 'map':
-    case 'counter':
-      return o.name;
-    case 'rule':
-      return o.chain;
-    case 'element':
-      return o.container;
-  }
-}
-
 /** Previous line x's verb and kind: its operation's when paired, else its first two words. */
-function commandOf(m: Matched, x: number): { verb: string; kind: string } {
+function commandOf(m: Matched, ops: readonly NftOperation[], x: number): { verb: string; kind: string } {
   const y = m.opOf[x]!;
-  if (y >= 0) return { verb: m.ops[y]!.verb, kind: m.ops[y]!.object.kind };
+  if (y >= 0) return { verb: ops[y]!.verb, kind: ops[y]!.object.kind };
   const line = m.read[x]!;
   const verbEnd = line.indexOf(' ');
   return { verb: line.slice(0, verbEnd), kind: line.slice(verbEnd + 1, line.indexOf(' ', verbEnd + 1)) };
@@ -329,34 +281,41 @@ function readDiffering(m: Matched, family: NftFamily, table: string): NftState |
     const g = m.groups[i]!;
     if (g === TABLE_GROUP || m.differ.has(g)) kept.push(lineOf(m, i));
   }
+  return readLines(kept, family, table);
+}
+
+/** The new text's lines of the differing groups (and the table's) read, or undefined when the reader refuses them. */
+function readNewDiffering(m: Matched): NftState | undefined {
+  const kept: string[] = [];
+  for (let i = 0; i < m.next.count; i++) {
+    const g = m.opGroups[i]!;
+    if (g === TABLE_GROUP || m.differ.has(g)) kept.push(m.printed.bare(i));
+  }
+  return readLines(kept, m.next.family, m.next.table);
+}
+
+function readLines(lines: readonly string[], family: NftFamily, table: string): NftState | undefined {
   try {
-    return readTransaction(kept.join('\n'), family, table);
+    return readTransaction(lines.join('\n'), family, table);
   } catch {
     return undefined;
   }
 }
 
-/** The new transaction's operations of the differing groups (and the table's), applied. */
-function applyDiffering(m: Matched, next: NftTransaction): NftState {
-  const tx = new NftTransaction(next.family, next.table);
-  for (let i = 0; i < m.ops.length; i++) {
-    const g = m.opGroups[i]!;
-    if (g === TABLE_GROUP || m.differ.has(g)) tx.ops.push(m.ops[i]!);
-  }
-  return applyTransaction(emptyState(next.family, next.table), tx);
-}
-
 /**
  * Only the objects whose groups differ, on both sides (see the file comment), or undefined.
- * Also undefined when a set or map is declared otherwise: the delta then rewrites every chain
- * that names it, differing or not, so it needs the whole states.
+ * The new transaction is its printed text (line i is operation i of `next`), the differing
+ * groups' lines read as the previous ones are. Also undefined when a set or map is declared
+ * otherwise: the delta then rewrites every chain that names it, differing or not, so it needs
+ * the whole states.
  */
-export function readChangedTransactions(previous: LineText, next: NftTransaction): { before: NftState; after: NftState } | undefined {
-  const m = matchGroups(previous, next, false);
+export function readChangedTransactions(previous: LineText, printed: LineText, next: NamedOperations): { before: NftState; after: NftState } | undefined {
+  const m = matchGroups(previous, printed, next, false);
   if (!m) return undefined;
   const before = readDiffering(m, next.family, next.table);
   if (!before) return undefined;
-  const after = applyDiffering(m, next);
+  const after = readNewDiffering(m);
+  if (!after) return undefined;
   for (const [name, s] of after.sets) {
     const prev = before.sets.get(name);
     if (prev && !sameSetDeclaration(prev, s)) return undefined;
@@ -465,20 +424,21 @@ function namesOf(m: Matched, groups: readonly Group[], cls: Class): string[] {
  * comment), and the table's operations are adds only (matchGroups), which touch no object.
  */
 function lazyNewState(m: Matched, next: NftTransaction): NftStateView {
+  const ops = next.ops;
   // The operations of each group, in order: a counting sort of their group numbers.
   const n = m.ids.names.length;
   const starts = new Int32Array(n + 1);
   for (let i = 0; i < m.opGroups.length; i++) starts[m.opGroups[i]! + 1]!++;
   for (let g = 0; g < n; g++) starts[g + 1]! += starts[g]!;
   const at = starts.slice(0, n);
-  const opsOf = new Int32Array(m.ops.length);
-  for (let i = 0; i < m.ops.length; i++) opsOf[at[m.opGroups[i]!]!++] = i;
+  const opsOf = new Int32Array(ops.length);
+  for (let i = 0; i < ops.length; i++) opsOf[at[m.opGroups[i]!]!++] = i;
   const applied = (g: Group): NftState => {
     const tx = new NftTransaction(next.family, next.table);
-    for (let k = starts[g]!; k < starts[g + 1]!; k++) tx.ops.push(m.ops[opsOf[k]!]!);
+    for (let k = starts[g]!; k < starts[g + 1]!; k++) tx.ops.push(ops[opsOf[k]!]!);
     return applyTransaction(emptyState(next.family, next.table), tx);
   };
-  const order = madeOrder(n, m.ops.length, (i) => ({ g: m.opGroups[i]!, verb: m.ops[i]!.verb, kind: m.ops[i]!.object.kind }));
+  const order = madeOrder(n, ops.length, (i) => ({ g: m.opGroups[i]!, verb: ops[i]!.verb, kind: ops[i]!.object.kind }));
   const table = applied(TABLE_GROUP);
   return {
     ...table,
@@ -505,14 +465,20 @@ export interface Beside {
  * ~150 ms and held their memory through the report.
  */
 export function readBeside(previous: LineText, next: NftTransaction): Beside | undefined {
-  const m = matchGroups(previous, next, true);
+  // Printed whole, by chunks of lines: no string per line is kept (1.1 million at 20,000
+  // Services, for the collector to move); a line's text is cut from the whole when compared.
+  // Beside a previous text held as bytes (a file of ASCII, of any length), printed as bytes
+  // too: their blocks of lines are compared as memory.
+  const printed = typeof previous === 'string' ? renderTransactionText(next) : AsciiBytes.join(renderTransaction(next), previous.length);
+  if (printed === undefined) return undefined;
+  const m = matchGroups(previous, printed, namesOfTransaction(next), true);
   if (!m) return undefined;
   const differing = readDiffering(m, next.family, next.table);
   if (!differing) return undefined;
   const after = lazyNewState(m, next);
   const order = madeOrder(m.ids.names.length, m.groups.length, (i) => {
     const g = m.groups[i]!;
-    return g === SKIPPED || g === TABLE_GROUP ? undefined : { g, ...commandOf(m, i) };
+    return g === SKIPPED || g === TABLE_GROUP ? undefined : { g, ...commandOf(m, next.ops, i) };
   });
   // Every object the previous text leaves is in the differing state (its group differs) or
   // the new one's (its group is the same, so is what it leaves); else the text is read whole.

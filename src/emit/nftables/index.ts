@@ -101,14 +101,20 @@ const CHUNK_OPERATIONS = 512;
 /**
  * The transaction's text, rendered as it is written: the operations of each chunk are
  * printed and let go, because at 100,000 Services the whole transaction is ~10 million
- * operation objects (~1.5 GB of heap).
+ * operation objects (~1.5 GB of heap). `seen` is shown each chunk's operations before they
+ * are printed (`compile --previous` keeps what they name: diff/nftables/named.ts).
  */
-export function* emitNftables(ir: ProxyIR, options: NftablesOptions): Iterable<string> {
+export function* emitNftables(ir: ProxyIR, options: NftablesOptions, seen?: (ops: readonly NftOperation[]) => void): Iterable<string> {
+  const chunk = (tx: NftTransaction): string => {
+    const ops = tx.take();
+    seen?.(ops);
+    return renderOperations(tx.family, tx.table, ops);
+  };
   let tx: NftTransaction | undefined;
   for (tx of writeTransaction(ir, options)) {
-    if (tx.length >= CHUNK_OPERATIONS) yield renderOperations(tx.family, tx.table, tx.take());
+    if (tx.length >= CHUNK_OPERATIONS) yield chunk(tx);
   }
-  if (tx && tx.length > 0) yield renderOperations(tx.family, tx.table, tx.take());
+  if (tx && tx.length > 0) yield chunk(tx);
 }
 
 export function emitNftablesText(ir: ProxyIR, options: NftablesOptions): string {

@@ -26,15 +26,24 @@ import { prng as random } from '../../../bench/gen.js';
 import { readBeside, readChangedTransactions } from '../../../src/diff/nftables/aligned.js';
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
-import { buildTransaction } from '../../../src/emit/nftables/index.js';
+import { namesOfTransaction, RecordedNames } from '../../../src/diff/nftables/named.js';
+import type { LineText } from '../../../src/diff/text-lines.js';
+import { buildTransaction, emitNftables } from '../../../src/emit/nftables/index.js';
 import { AsciiBytes } from '../../../src/lang/ascii-bytes.js';
-import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransactionText, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
+import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransaction, renderTransactionText, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
 import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
 
 const TABLE = 'kube-proxy';
 const SLOW = { timeout: 600_000 };
 
+
+/** readChangedTransactions of a transaction built whole: its text printed, what its operations name recorded. */
+function changedOf(prev: LineText, tx: NftTransaction) {
+  const names = new RecordedNames(tx.family, tx.table);
+  names.record(tx.ops);
+  return readChangedTransactions(prev, AsciiBytes.join(renderTransaction(tx))!, names);
+}
 
 function pick<T>(rnd: () => number, xs: readonly T[]): T {
   return xs[Math.floor(rnd() * xs.length)]!;
@@ -133,6 +142,9 @@ interface Case {
   tx: NftTransaction;
   text: string;
   state: NftState;
+  /** The text as compile --previous prints it, and what its lines name. */
+  printed: AsciiBytes;
+  names: RecordedNames;
 }
 
 async function cases(): Promise<Case[]> {
@@ -146,7 +158,10 @@ async function cases(): Promise<Case[]> {
       continue; // a case whose input kpc refuses
     }
     const tx = buildTransaction(ir, { standalone: false });
-    out.push({ name: c.name, tx, text: renderTransactionText(tx), state: applyTransaction(emptyState(tx.family, TABLE), tx) });
+    // As compile --previous prints it: chunk by chunk, what each operation names recorded.
+    const names = new RecordedNames(tx.family, TABLE);
+    const printed = AsciiBytes.join(emitNftables(ir, { standalone: false }, (ops) => names.record(ops)))!;
+    out.push({ name: c.name, tx, text: renderTransactionText(tx), state: applyTransaction(emptyState(tx.family, TABLE), tx), printed, names });
   }
   return out;
 }
@@ -183,7 +198,7 @@ describe('nftables: a previous transaction read beside the new one', () => {
             else expect(differing.has(c.name), `${k.name} seed ${seed}: ${c.name} not shared, not differing`).toBe(true);
           }
         }
-        const c = outcome(() => readChangedTransactions(prev, k.tx));
+        const c = outcome(() => readChangedTransactions(prev, k.printed, k.names));
         if (!('value' in c)) throw new Error(`${k.name} seed ${seed}: readChangedTransactions threw ${c.error}`);
         if (c.value !== undefined) {
           changed++;
@@ -217,8 +232,8 @@ describe('nftables: a previous transaction read beside the new one', () => {
           expect(view(b.after), at).toEqual(view(s.after));
           expect(b.differing, at).toEqual(s.differing);
         }
-        const sc = readChangedTransactions(prev, k.tx);
-        const bc = readChangedTransactions(bytes, k.tx);
+        const sc = readChangedTransactions(prev, k.printed, k.names);
+        const bc = readChangedTransactions(bytes, k.printed, k.names);
         expect(bc === undefined, at).toBe(sc === undefined);
         if (sc && bc) expect(renderTransactionText(nftDelta(bc.before, bc.after, k.tx, { full: false })), at).toBe(renderTransactionText(nftDelta(sc.before, sc.after, k.tx, { full: false })));
       }
@@ -251,16 +266,29 @@ describe('nftables: a previous transaction read beside the new one', () => {
     // As bytes, the same.
     const bytes = AsciiBytes.of(Buffer.from(prev, 'latin1'))!;
     expect(view(readBeside(bytes, tx)!.before)).toEqual(view(whole));
-    const cb = readChangedTransactions(bytes, tx)!;
+    const cb = changedOf(bytes, tx)!;
     expect(renderTransactionText(nftDelta(cb.before, cb.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
     const b = readBeside(prev, tx)!;
     expect(view(b.before)).toEqual(view(whole));
     expect(view(b.after)).toEqual(view(state));
     expect(diffNftStates(b.before, b.after, b.differing)).toEqual(diffNftStates(whole, state));
-    const c = readChangedTransactions(prev, tx)!;
+    const c = changedOf(prev, tx)!;
     expect(c.before.chains.size).toBe(1500);
     expect([...c.before.sets.get('addrs')!.elements.keys()].filter((k) => k.startsWith('10.2.'))).toHaveLength(150);
     expect(renderTransactionText(nftDelta(c.before, c.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
+  });
+
+  it('printed as compile --previous prints it: the text of the transaction built whole, and what each line names', SLOW, async () => {
+    for (const k of await cases()) {
+      expect(k.printed.toString(), k.name).toBe(k.text);
+      const whole = namesOfTransaction(k.tx);
+      expect(k.names.count, k.name).toBe(whole.count);
+      for (let i = 0; i < whole.count; i++) {
+        if (k.names.classAt(i) !== whole.classAt(i) || k.names.nameAt(i) !== whole.nameAt(i)) {
+          expect({ name: k.name, i, class: k.names.classAt(i), of: k.names.nameAt(i) }).toEqual({ name: k.name, i, class: whole.classAt(i), of: whole.nameAt(i) });
+        }
+      }
+    }
   });
 
   it('the same text: nothing differs, every object shared, an empty delta', SLOW, async () => {
@@ -269,7 +297,7 @@ describe('nftables: a previous transaction read beside the new one', () => {
       expect(isDeepStrictEqual(view(b.before), view(k.state)), k.name).toBe(true);
       expect(b.differing, k.name).toEqual({ chains: [], sets: [] });
       for (const c of b.before.chains.values()) expect(b.after.chains.get(c.name)).toBe(c);
-      const c = readChangedTransactions(k.text, k.tx)!;
+      const c = readChangedTransactions(k.text, k.printed, k.names)!;
       expect(c.before.chains.size + c.before.sets.size + c.after.chains.size + c.after.sets.size, k.name).toBe(0);
     }
   });
