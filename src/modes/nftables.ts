@@ -8,7 +8,7 @@
 import { buildFocusedTransaction, buildTransaction, emitNftables, emitNftablesText } from '../emit/nftables/index.js';
 import { nftDelta } from '../diff/nftables/delta.js';
 import { readBeside, readChangedTransactions } from '../diff/nftables/aligned.js';
-import { RecordedNames } from '../diff/nftables/named.js';
+import { RecordedOperations } from '../diff/nftables/named.js';
 import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } from '../diff/nftables/report.js';
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
@@ -60,47 +60,52 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     }
     return before;
   };
-  /**
-   * The new transaction, held whole for kpc diff's report (the previous state has the table:
-   * it never starts with standalone's add+delete of it), and whether the output kpc compile
-   * would print with these options is the previous text (`same`).
-   */
-  const afterOf = (options: EmitOptions): { tx: NftTransaction; same: boolean } => {
-    const tx = buildTransaction(ir, { ...options, standalone: false });
-    return { tx, same: previous.matches(renderTransaction(options.standalone ? buildTransaction(ir, options) : tx)) };
-  };
   const stateOf = (tx: NftTransaction) => applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx);
   /**
-   * The new transaction printed as compile prints it, chunk by chunk, its operations let go
-   * once printed and only what each one names kept (at 100,000 Services the transaction held
-   * whole is 1.2 GB of heap); undefined when the text is not ASCII.
+   * The new transaction (the previous state has the table: it never starts with standalone's
+   * add+delete of it) printed as compile prints it, chunk by chunk, its operations let go once
+   * printed and only what each one does and names kept (at 100,000 Services the transaction
+   * held whole is 1.2 GB of heap); undefined when the text is not ASCII.
    */
-  const printedOf = (): { text: AsciiBytes; names: RecordedNames } | undefined => {
-    const names = new RecordedNames(family, KUBE_PROXY_TABLE);
+  const printedOf = (): { text: AsciiBytes; ops: RecordedOperations } | undefined => {
+    const ops = new RecordedOperations(family, KUBE_PROXY_TABLE);
     const text = AsciiBytes.join(
-      emitNftables(ir, { standalone: false }, (ops) => names.record(ops)),
+      emitNftables(ir, { standalone: false }, (chunk) => ops.record(chunk)),
       previous.expectedLength(),
     );
-    return text && { text, names };
+    return text && { text, ops };
+  };
+  /**
+   * The new transaction printed (when not standalone: printed once, for the comparison and the
+   * alignment both), or undefined when what compile prints with these options is the previous
+   * text: nothing changed.
+   */
+  const changedOutput = (options: EmitOptions): { printed: ReturnType<typeof printedOf> } | undefined => {
+    const printed = options.standalone ? undefined : printedOf();
+    const same = printed ? previous.matchesBytes(printed.text) : previous.matches(emitNftables(ir, options));
+    return same ? undefined : { printed };
+  };
+  /** The new transaction printed for the alignment (diff/nftables/aligned.ts), unless the previous state was read whole already. */
+  const alignable = (printed: ReturnType<typeof printedOf>) => (before === undefined ? (printed ?? printedOf()) : undefined);
+  const wholeAfter = (options: EmitOptions) => {
+    const tx = buildTransaction(ir, { ...options, standalone: false });
+    return { tx, state: stateOf(tx) };
   };
   // --full rewrites everything the state holds: the state is read even when nothing changed.
   const fullDelta = (options: DeltaOptions): NftTransaction => {
-    const tx = buildTransaction(ir, { ...options, standalone: false });
-    return nftDelta(previousState(), stateOf(tx), tx, { full: true });
+    const after = wholeAfter(options);
+    return nftDelta(previousState(), after.state, after.tx, { full: true });
   };
   const changedDelta = (options: DeltaOptions): NftTransaction => {
-    // What compile prints, compared with the previous text. Not standalone, it is printed once,
-    // for the comparison and the alignment both.
-    const printed = options.standalone ? undefined : printedOf();
-    const same = printed ? previous.matchesBytes(printed.text) : previous.matches(emitNftables(ir, options));
+    const changed = changedOutput(options);
     // Nothing changed: the delta of a state to itself, the empty transaction.
-    if (same) return new NftTransaction(family, KUBE_PROXY_TABLE);
-    // Only what differs (diff/nftables/aligned.ts), or both states whole.
-    const aligned = before === undefined ? (printed ?? printedOf()) : undefined;
-    const changed = aligned && readChangedTransactions(previous.lines(), aligned.text, aligned.names);
-    if (changed?.before.exists) return nftDelta(changed.before, changed.after, new NftTransaction(family, KUBE_PROXY_TABLE), { full: false });
-    const tx = buildTransaction(ir, { ...options, standalone: false });
-    return nftDelta(previousState(), stateOf(tx), tx, { full: false });
+    if (!changed) return new NftTransaction(family, KUBE_PROXY_TABLE);
+    // Only what differs, or both states whole.
+    const aligned = alignable(changed.printed);
+    const read = aligned && readChangedTransactions(previous.lines(), aligned.text, aligned.ops);
+    if (read?.before.exists) return nftDelta(read.before, read.after, new NftTransaction(family, KUBE_PROXY_TABLE), { full: false });
+    const after = wholeAfter(options);
+    return nftDelta(previousState(), after.state, after.tx, { full: false });
   };
   return {
     // Asked only when the new input has no Service ports (a delta removing them all is refused).
@@ -112,12 +117,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
       return { output: { form: 'text', chunks: () => renderTransaction(tx) }, warnings: [] };
     },
     diff(options: EmitOptions) {
-      const after = afterOf(options);
+      const changed = changedOutput(options);
       let report: NftDiffReport = { changed: false, servicePorts: [] };
-      if (!after.same) {
+      if (changed) {
         // Both states beside each other (their equal objects shared, made when asked for), or read whole.
-        const beside = before === undefined ? readBeside(previous.lines(), after.tx) : undefined;
-        report = beside ? diffNftStates(beside.before, beside.after, beside.differing) : diffNftStates(previousState(), stateOf(after.tx));
+        const aligned = alignable(changed.printed);
+        const beside = aligned && readBeside(previous.lines(), aligned.text, aligned.ops);
+        report = beside ? diffNftStates(beside.before, beside.after, beside.differing) : diffNftStates(previousState(), wholeAfter(options).state);
       }
       return { changed: report.changed, text: (paint) => renderNftReport(report, paint), json: () => nftReportJSON(report) };
     },

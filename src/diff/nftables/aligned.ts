@@ -17,33 +17,22 @@
  *                            asked for, the equal ones being the new state's on both sides
  *                            (the same objects: consumers skip them by identity).
  * Both give what reading the text whole (readTransaction) gives, in the same order of objects.
+ * The new transaction is given as compile prints it (line i is operation i) with what each
+ * operation does and names (named.ts), not as its operations: its objects are read from their
+ * groups' lines too, when asked for.
  * The texts are aligned as lines first (text-lines.ts): a previous line the alignment pairs
  * with a new one is that operation's line, in its group, and is never read; the others must
  * be lines `add|flush|delete KIND FAMILY TABLE [NAME …]` of the table asked for, with a plain
  * name. The table lines must be the new text's (blank and comment lines are skipped, as the
  * whole reader does); any other text, a group the reader refuses (its line
  * numbers would be the group's), or (for the delta) a set or map declared otherwise gives
- * undefined, and the caller reads the text whole, errors included. They never throw.
+ * undefined, and the caller reads the text whole, errors included. They never throw (but for a
+ * refusal of kpc's own printed lines, a bug).
  */
 
-import {
-  applyTransaction,
-  emptyState,
-  NftTransaction,
-  NFT_NAME,
-  readTransaction,
-  renderTransaction,
-  renderTransactionText,
-  sameSetDeclaration,
-  type NftFamily,
-  type NftOperation,
-  type NftState,
-  type NftStateView,
-  type StateObjects,
-} from '../../lang/nftables/index.js';
+import { emptyState, NFT_NAME, readTransaction, sameSetDeclaration, type NftFamily, type NftState, type NftStateView, type StateObjects } from '../../lang/nftables/index.js';
 import type { Change } from '../sequence.js';
-import { Class, namesOfTransaction, type NamedOperations } from './named.js';
-import { AsciiBytes } from '../../lang/ascii-bytes.js';
+import { Class, type RecordedOperations } from './named.js';
 import { lineChanges, TextLines, type LineText } from '../text-lines.js';
 
 /**
@@ -98,7 +87,7 @@ class Groups {
   }
 
   /** The group of operation i of `next`. */
-  ofOperation(next: NamedOperations, i: number): Group {
+  ofOperation(next: RecordedOperations, i: number): Group {
     return this.of(next.classAt(i), next.nameAt(i));
   }
 
@@ -132,7 +121,7 @@ interface Matched {
   /** The new transaction's text: line i is operation i. */
   printed: TextLines;
   /** The new transaction's operations (what each names) and their groups (UNCHANGED for those not numbered). */
-  next: NamedOperations;
+  next: RecordedOperations;
   opGroups: Int32Array;
   /** Groups whose lines differ (or are in one text only). */
   differ: Set<Group>;
@@ -156,7 +145,7 @@ const MAX_ALIGNED_EDITS = 1024;
  * groups the changed lines name are numbered and every other operation is UNCHANGED
  * (readChangedTransactions looks at nothing else: see numberChanged).
  */
-function matchGroups(previous: LineText, printed: LineText, next: NamedOperations, everyGroup: boolean): Matched | undefined {
+function matchGroups(previous: LineText, printed: LineText, next: RecordedOperations, everyGroup: boolean): Matched | undefined {
   const ids = new Groups();
   const head = ` ${next.family} ${next.table}`;
   const a = new TextLines(previous);
@@ -193,7 +182,7 @@ function matchGroups(previous: LineText, printed: LineText, next: NamedOperation
 }
 
 /** Every operation's group. */
-function numberEvery(next: NamedOperations, ids: Groups): Int32Array {
+function numberEvery(next: RecordedOperations, ids: Groups): Int32Array {
   const opGroups = new Int32Array(next.count);
   for (let i = 0; i < next.count; i++) opGroups[i] = ids.ofOperation(next, i);
   return opGroups;
@@ -207,7 +196,7 @@ function numberEvery(next: NamedOperations, ids: Groups): Int32Array {
  * lookup among 60,000 names per operation (210,000 at 20,000 Services). `ids` is empty when
  * called, so the groups it holds after the changed lines are numbered are those lines'.
  */
-function numberChanged(next: NamedOperations, a: TextLines, changes: readonly Change[], head: string, ids: Groups): Int32Array | undefined {
+function numberChanged(next: RecordedOperations, a: TextLines, changes: readonly Change[], head: string, ids: Groups): Int32Array | undefined {
   for (const ch of changes) {
     const g = ch.op === 'insert' ? ids.ofOperation(next, ch.y) : ids.ofLine(a.bare(ch.x), head);
     if (g === undefined) return undefined;
@@ -221,9 +210,9 @@ function numberChanged(next: NamedOperations, a: TextLines, changes: readonly Ch
 }
 
 /** Previous line x's verb and kind: its operation's when paired, else its first two words. */
-function commandOf(m: Matched, ops: readonly NftOperation[], x: number): { verb: string; kind: string } {
+function commandOf(m: Matched, x: number): { verb: string; kind: string } {
   const y = m.opOf[x]!;
-  if (y >= 0) return { verb: ops[y]!.verb, kind: ops[y]!.object.kind };
+  if (y >= 0) return { verb: m.next.verbAt(y), kind: m.next.kindAt(y) };
   const line = m.read[x]!;
   const verbEnd = line.indexOf(' ');
   return { verb: line.slice(0, verbEnd), kind: line.slice(verbEnd + 1, line.indexOf(' ', verbEnd + 1)) };
@@ -309,7 +298,7 @@ function readLines(lines: readonly string[], family: NftFamily, table: string): 
  * otherwise: the delta then rewrites every chain that names it, differing or not, so it needs
  * the whole states.
  */
-export function readChangedTransactions(previous: LineText, printed: LineText, next: NamedOperations): { before: NftState; after: NftState } | undefined {
+export function readChangedTransactions(previous: LineText, printed: LineText, next: RecordedOperations): { before: NftState; after: NftState } | undefined {
   const m = matchGroups(previous, printed, next, false);
   if (!m) return undefined;
   const before = readDiffering(m, next.family, next.table);
@@ -419,26 +408,27 @@ function namesOf(m: Matched, groups: readonly Group[], cls: Class): string[] {
 }
 
 /**
- * The new transaction applied, each chain and set made from its group's operations when first
- * asked for: an object's final state is its group's operations applied in order (the file
- * comment), and the table's operations are adds only (matchGroups), which touch no object.
+ * The new transaction's state, each chain and set read from its group's printed lines when
+ * first asked for: an object's final state is its group's operations applied in order (the
+ * file comment), and the table's operations are adds only (matchGroups), which touch no object.
  */
-function lazyNewState(m: Matched, next: NftTransaction): NftStateView {
-  const ops = next.ops;
+function lazyNewState(m: Matched): NftStateView {
+  const { family, count } = m.next;
   // The operations of each group, in order: a counting sort of their group numbers.
   const n = m.ids.names.length;
   const starts = new Int32Array(n + 1);
   for (let i = 0; i < m.opGroups.length; i++) starts[m.opGroups[i]! + 1]!++;
   for (let g = 0; g < n; g++) starts[g + 1]! += starts[g]!;
   const at = starts.slice(0, n);
-  const opsOf = new Int32Array(ops.length);
-  for (let i = 0; i < ops.length; i++) opsOf[at[m.opGroups[i]!]!++] = i;
+  const opsOf = new Int32Array(count);
+  for (let i = 0; i < count; i++) opsOf[at[m.opGroups[i]!]!++] = i;
+  // kpc's own lines, which the reader takes (a refusal would be kpc's bug, and is thrown).
   const applied = (g: Group): NftState => {
-    const tx = new NftTransaction(next.family, next.table);
-    for (let k = starts[g]!; k < starts[g + 1]!; k++) tx.ops.push(ops[opsOf[k]!]!);
-    return applyTransaction(emptyState(next.family, next.table), tx);
+    const lines: string[] = [];
+    for (let k = starts[g]!; k < starts[g + 1]!; k++) lines.push(m.printed.bare(opsOf[k]!));
+    return readTransaction(lines.join('\n'), family, m.next.table);
   };
-  const order = madeOrder(n, ops.length, (i) => ({ g: m.opGroups[i]!, verb: ops[i]!.verb, kind: ops[i]!.object.kind }));
+  const order = madeOrder(n, count, (i) => ({ g: m.opGroups[i]!, verb: m.next.verbAt(i), kind: m.next.kindAt(i) }));
   const table = applied(TABLE_GROUP);
   return {
     ...table,
@@ -464,21 +454,15 @@ export interface Beside {
  * 60,000 objects; applying the whole new transaction (with its 100,000 map elements) took
  * ~150 ms and held their memory through the report.
  */
-export function readBeside(previous: LineText, next: NftTransaction): Beside | undefined {
-  // Printed whole, by chunks of lines: no string per line is kept (1.1 million at 20,000
-  // Services, for the collector to move); a line's text is cut from the whole when compared.
-  // Beside a previous text held as bytes (a file of ASCII, of any length), printed as bytes
-  // too: their blocks of lines are compared as memory.
-  const printed = typeof previous === 'string' ? renderTransactionText(next) : AsciiBytes.join(renderTransaction(next), previous.length);
-  if (printed === undefined) return undefined;
-  const m = matchGroups(previous, printed, namesOfTransaction(next), true);
+export function readBeside(previous: LineText, printed: LineText, next: RecordedOperations): Beside | undefined {
+  const m = matchGroups(previous, printed, next, true);
   if (!m) return undefined;
   const differing = readDiffering(m, next.family, next.table);
   if (!differing) return undefined;
-  const after = lazyNewState(m, next);
+  const after = lazyNewState(m);
   const order = madeOrder(m.ids.names.length, m.groups.length, (i) => {
     const g = m.groups[i]!;
-    return g === SKIPPED || g === TABLE_GROUP ? undefined : { g, ...commandOf(m, next.ops, i) };
+    return g === SKIPPED || g === TABLE_GROUP ? undefined : { g, ...commandOf(m, i) };
   });
   // Every object the previous text leaves is in the differing state (its group differs) or
   // the new one's (its group is the same, so is what it leaves); else the text is read whole.

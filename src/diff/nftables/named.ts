@@ -1,16 +1,16 @@
 /**
- * What each operation of a transaction names: its object's class (a chain with its rules, a
- * set or map with its elements, a counter, the table) and name. The alignment of a previous
- * text with the new one (aligned.ts) groups the lines by it.
+ * What each operation of a transaction names: its verb, its object's kind and name, and the
+ * class of object that is (a chain with its rules, a set or map with its elements, a counter,
+ * the table). The alignment of a previous text with the new one (aligned.ts) groups the lines
+ * by it.
  *
- * Two forms of the new transaction carry it: the transaction itself (kpc diff, which makes
- * the new state's objects from its operations), and the transaction printed as it was written
- * (`compile --previous`), whose operations were let go chunk by chunk as in kpc compile and
- * whose names alone were kept: at 100,000 Services the operations held whole are 1.2 GB of
- * heap, for a delta that reads a few of their objects again from the printed lines.
+ * `compile --previous` and `kpc diff` print the new transaction as kpc compile does, chunk by
+ * chunk, each chunk's operations let go once printed; these are recorded first. At 100,000
+ * Services the operations held whole were 1.2 GB of heap, for a delta or a report that reads
+ * a few of their objects, which are read again from their printed lines.
  */
 
-import type { NftFamily, NftOperation, NftTransaction } from '../../lang/nftables/index.js';
+import type { NftFamily, NftObject, NftOperation, NftVerb } from '../../lang/nftables/index.js';
 
 /** The classes of objects an operation names. */
 export const enum Class {
@@ -20,25 +20,14 @@ export const enum Class {
   Counter,
 }
 
-/** The class of the object an operation names. */
-export function classOf(op: NftOperation): Class {
-  switch (op.object.kind) {
-    case 'table':
-      return Class.Table;
-    case 'chain':
-    case 'rule':
-      return Class.Chain;
-    case 'set':
-    case 'map':
-    case 'element':
-      return Class.Set;
-    case 'counter':
-      return Class.Counter;
-  }
-}
+const KINDS: ReadonlyArray<NftObject['kind']> = ['table', 'chain', 'rule', 'set', 'map', 'element', 'counter'];
+const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));
+const CLASS_OF_KIND: readonly Class[] = [Class.Table, Class.Chain, Class.Chain, Class.Set, Class.Set, Class.Set, Class.Counter];
+const VERBS: readonly NftVerb[] = ['add', 'flush', 'delete'];
+const VERB_CODE = new Map(VERBS.map((v, i) => [v, i]));
 
 /** The name of the object (chain, set or map, counter) an operation names; '' for the table. */
-export function nameOf(op: NftOperation): string {
+function nameOf(op: NftOperation): string {
   const o = op.object;
   switch (o.kind) {
     case 'table':
@@ -55,28 +44,15 @@ export function nameOf(op: NftOperation): string {
   }
 }
 
-/** A new transaction as the alignment reads it: its operations' classes and names, in order. */
-export interface NamedOperations {
-  readonly family: NftFamily;
-  readonly table: string;
-  readonly count: number;
-  classAt(i: number): Class;
-  nameAt(i: number): string;
-}
-
-/** The names of a transaction's operations. */
-export function namesOfTransaction(tx: NftTransaction): NamedOperations {
-  const ops = tx.ops;
-  return { family: tx.family, table: tx.table, count: ops.length, classAt: (i) => classOf(ops[i]!), nameAt: (i) => nameOf(ops[i]!) };
-}
-
 /**
- * The names of a transaction's operations recorded as it is written and printed (`record`
- * each chunk before it is printed and let go): the printed text is the transaction, line i
- * operation i, and these are what its lines name.
+ * The operations of a transaction as it is written and printed (`record` each chunk before it
+ * is printed and let go): the printed text is the transaction, line i operation i, and these
+ * are what its lines do and name.
  */
-export class RecordedNames implements NamedOperations {
-  private classes = new Uint8Array(1 << 16);
+export class RecordedOperations {
+  /** Per operation: its kind's place in KINDS, and its verb's in VERBS times 8. */
+  private codes = new Uint8Array(1 << 16);
+  /** Per operation, its object's name (a chain's rules share their chain's string). */
   private readonly names: string[] = [];
 
   constructor(
@@ -90,19 +66,28 @@ export class RecordedNames implements NamedOperations {
 
   record(ops: readonly NftOperation[]): void {
     const n = this.names.length;
-    if (n + ops.length > this.classes.length) {
-      const grown = new Uint8Array(Math.max(2 * this.classes.length, n + ops.length));
-      grown.set(this.classes);
-      this.classes = grown;
+    if (n + ops.length > this.codes.length) {
+      const grown = new Uint8Array(Math.max(2 * this.codes.length, n + ops.length));
+      grown.set(this.codes);
+      this.codes = grown;
     }
     for (let i = 0; i < ops.length; i++) {
-      this.classes[n + i] = classOf(ops[i]!);
-      this.names.push(nameOf(ops[i]!));
+      const op = ops[i]!;
+      this.codes[n + i] = KIND_CODE.get(op.object.kind)! | (VERB_CODE.get(op.verb)! << 3);
+      this.names.push(nameOf(op));
     }
   }
 
   classAt(i: number): Class {
-    return this.classes[i]! as Class;
+    return CLASS_OF_KIND[this.codes[i]! & 7]!;
+  }
+
+  kindAt(i: number): NftObject['kind'] {
+    return KINDS[this.codes[i]! & 7]!;
+  }
+
+  verbAt(i: number): NftVerb {
+    return VERBS[this.codes[i]! >> 3]!;
   }
 
   nameAt(i: number): string {

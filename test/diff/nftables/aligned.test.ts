@@ -26,11 +26,10 @@ import { prng as random } from '../../../bench/gen.js';
 import { readBeside, readChangedTransactions } from '../../../src/diff/nftables/aligned.js';
 import { nftDelta } from '../../../src/diff/nftables/delta.js';
 import { diffNftStates } from '../../../src/diff/nftables/report.js';
-import { namesOfTransaction, RecordedNames } from '../../../src/diff/nftables/named.js';
-import type { LineText } from '../../../src/diff/text-lines.js';
+import { RecordedOperations } from '../../../src/diff/nftables/named.js';
 import { buildTransaction, emitNftables } from '../../../src/emit/nftables/index.js';
 import { AsciiBytes } from '../../../src/lang/ascii-bytes.js';
-import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransaction, renderTransactionText, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
+import { applyTransaction, emptyState, NftTransaction, readTransaction, renderTransaction, renderTransactionText, type NftOperation, type NftState, type NftStateView } from '../../../src/lang/nftables/index.js';
 import { loadNftablesGoldenCases } from '../../helpers/fixtures.js';
 import { compileCaseIR } from '../../ipvs/helpers/compile-case.js';
 
@@ -38,11 +37,17 @@ const TABLE = 'kube-proxy';
 const SLOW = { timeout: 600_000 };
 
 
-/** readChangedTransactions of a transaction built whole: its text printed, what its operations name recorded. */
-function changedOf(prev: LineText, tx: NftTransaction) {
-  const names = new RecordedNames(tx.family, tx.table);
-  names.record(tx.ops);
-  return readChangedTransactions(prev, AsciiBytes.join(renderTransaction(tx))!, names);
+/** A transaction built whole, as the readers take it: its text printed, what its operations do and name recorded. */
+function printedOf(tx: NftTransaction): { text: AsciiBytes; ops: RecordedOperations } {
+  const ops = new RecordedOperations(tx.family, tx.table);
+  ops.record(tx.ops);
+  return { text: AsciiBytes.join(renderTransaction(tx))!, ops };
+}
+
+/** The name an operation's object has ('' for the table). */
+function objectName(op: NftOperation): string {
+  const o = op.object;
+  return o.kind === 'rule' ? o.chain : o.kind === 'element' ? o.container : o.kind === 'table' ? '' : o.name;
 }
 
 function pick<T>(rnd: () => number, xs: readonly T[]): T {
@@ -144,7 +149,7 @@ interface Case {
   state: NftState;
   /** The text as compile --previous prints it, and what its lines name. */
   printed: AsciiBytes;
-  names: RecordedNames;
+  ops: RecordedOperations;
 }
 
 async function cases(): Promise<Case[]> {
@@ -159,9 +164,9 @@ async function cases(): Promise<Case[]> {
     }
     const tx = buildTransaction(ir, { standalone: false });
     // As compile --previous prints it: chunk by chunk, what each operation names recorded.
-    const names = new RecordedNames(tx.family, TABLE);
-    const printed = AsciiBytes.join(emitNftables(ir, { standalone: false }, (ops) => names.record(ops)))!;
-    out.push({ name: c.name, tx, text: renderTransactionText(tx), state: applyTransaction(emptyState(tx.family, TABLE), tx), printed, names });
+    const ops = new RecordedOperations(tx.family, TABLE);
+    const printed = AsciiBytes.join(emitNftables(ir, { standalone: false }, (chunk) => ops.record(chunk)))!;
+    out.push({ name: c.name, tx, text: renderTransactionText(tx), state: applyTransaction(emptyState(tx.family, TABLE), tx), printed, ops });
   }
   return out;
 }
@@ -180,7 +185,7 @@ describe('nftables: a previous transaction read beside the new one', () => {
         const prev = seed === 1 ? k.text : previousOf(k.text, rnd);
         total++;
         const whole = outcome(() => readTransaction(prev, k.tx.family, TABLE));
-        const b = outcome(() => readBeside(prev, k.tx));
+        const b = outcome(() => readBeside(prev, k.printed, k.ops));
         if (!('value' in b)) throw new Error(`${k.name} seed ${seed}: readBeside threw ${b.error}`);
         if (b.value !== undefined) {
           beside++;
@@ -198,7 +203,7 @@ describe('nftables: a previous transaction read beside the new one', () => {
             else expect(differing.has(c.name), `${k.name} seed ${seed}: ${c.name} not shared, not differing`).toBe(true);
           }
         }
-        const c = outcome(() => readChangedTransactions(prev, k.printed, k.names));
+        const c = outcome(() => readChangedTransactions(prev, k.printed, k.ops));
         if (!('value' in c)) throw new Error(`${k.name} seed ${seed}: readChangedTransactions threw ${c.error}`);
         if (c.value !== undefined) {
           changed++;
@@ -223,8 +228,8 @@ describe('nftables: a previous transaction read beside the new one', () => {
         const prev = seed === 1 ? k.text : previousOf(k.text, rnd);
         const bytes = AsciiBytes.of(Buffer.from(prev, 'latin1'))!;
         const at = `${k.name} seed ${seed}`;
-        const s = readBeside(prev, k.tx);
-        const b = readBeside(bytes, k.tx);
+        const s = readBeside(prev, k.printed, k.ops);
+        const b = readBeside(bytes, k.printed, k.ops);
         expect(b === undefined, at).toBe(s === undefined);
         if (s && b) {
           read++;
@@ -232,8 +237,8 @@ describe('nftables: a previous transaction read beside the new one', () => {
           expect(view(b.after), at).toEqual(view(s.after));
           expect(b.differing, at).toEqual(s.differing);
         }
-        const sc = readChangedTransactions(prev, k.printed, k.names);
-        const bc = readChangedTransactions(bytes, k.printed, k.names);
+        const sc = readChangedTransactions(prev, k.printed, k.ops);
+        const bc = readChangedTransactions(bytes, k.printed, k.ops);
         expect(bc === undefined, at).toBe(sc === undefined);
         if (sc && bc) expect(renderTransactionText(nftDelta(bc.before, bc.after, k.tx, { full: false })), at).toBe(renderTransactionText(nftDelta(sc.before, sc.after, k.tx, { full: false })));
       }
@@ -265,14 +270,15 @@ describe('nftables: a previous transaction read beside the new one', () => {
     const whole = readTransaction(prev, 'ip', TABLE);
     // As bytes, the same.
     const bytes = AsciiBytes.of(Buffer.from(prev, 'latin1'))!;
-    expect(view(readBeside(bytes, tx)!.before)).toEqual(view(whole));
-    const cb = changedOf(bytes, tx)!;
+    const p = printedOf(tx);
+    expect(view(readBeside(bytes, p.text, p.ops)!.before)).toEqual(view(whole));
+    const cb = readChangedTransactions(bytes, p.text, p.ops)!;
     expect(renderTransactionText(nftDelta(cb.before, cb.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
-    const b = readBeside(prev, tx)!;
+    const b = readBeside(prev, p.text, p.ops)!;
     expect(view(b.before)).toEqual(view(whole));
     expect(view(b.after)).toEqual(view(state));
     expect(diffNftStates(b.before, b.after, b.differing)).toEqual(diffNftStates(whole, state));
-    const c = changedOf(prev, tx)!;
+    const c = readChangedTransactions(prev, p.text, p.ops)!;
     expect(c.before.chains.size).toBe(1500);
     expect([...c.before.sets.get('addrs')!.elements.keys()].filter((k) => k.startsWith('10.2.'))).toHaveLength(150);
     expect(renderTransactionText(nftDelta(c.before, c.after, tx, { full: false }))).toBe(renderTransactionText(nftDelta(whole, state, tx, { full: false })));
@@ -281,23 +287,22 @@ describe('nftables: a previous transaction read beside the new one', () => {
   it('printed as compile --previous prints it: the text of the transaction built whole, and what each line names', SLOW, async () => {
     for (const k of await cases()) {
       expect(k.printed.toString(), k.name).toBe(k.text);
-      const whole = namesOfTransaction(k.tx);
-      expect(k.names.count, k.name).toBe(whole.count);
-      for (let i = 0; i < whole.count; i++) {
-        if (k.names.classAt(i) !== whole.classAt(i) || k.names.nameAt(i) !== whole.nameAt(i)) {
-          expect({ name: k.name, i, class: k.names.classAt(i), of: k.names.nameAt(i) }).toEqual({ name: k.name, i, class: whole.classAt(i), of: whole.nameAt(i) });
-        }
-      }
+      expect(k.ops.count, k.name).toBe(k.tx.ops.length);
+      k.tx.ops.forEach((op, i) => {
+        const got = { verb: k.ops.verbAt(i), kind: k.ops.kindAt(i), name: k.ops.nameAt(i) };
+        const want = { verb: op.verb, kind: op.object.kind, name: objectName(op) };
+        if (!isDeepStrictEqual(got, want)) expect({ name: k.name, i, ...got }).toEqual({ name: k.name, i, ...want });
+      });
     }
   });
 
   it('the same text: nothing differs, every object shared, an empty delta', SLOW, async () => {
     for (const k of (await cases()).slice(0, 20)) {
-      const b = readBeside(k.text, k.tx)!;
+      const b = readBeside(k.text, k.printed, k.ops)!;
       expect(isDeepStrictEqual(view(b.before), view(k.state)), k.name).toBe(true);
       expect(b.differing, k.name).toEqual({ chains: [], sets: [] });
       for (const c of b.before.chains.values()) expect(b.after.chains.get(c.name)).toBe(c);
-      const c = readChangedTransactions(k.text, k.printed, k.names)!;
+      const c = readChangedTransactions(k.text, k.printed, k.ops)!;
       expect(c.before.chains.size + c.before.sets.size + c.after.chains.size + c.after.sets.size, k.name).toBe(0);
     }
   });
