@@ -13,7 +13,7 @@ import { diffNftStates, renderNftReport, nftReportJSON, type NftDiffReport } fro
 import { unifiedDiff } from '../diff/unified.js';
 import { isKpcError, usageError } from '../errors.js';
 import type { ProxyIR, ServicePort } from '../ir/model.js';
-import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
+import { applyTransaction, emptyState, KUBE_PROXY_TABLE, NftTransaction, nftStateForm, readNftState, renderTransaction, viewOfTransaction, type NftState } from '../lang/nftables/index.js';
 import { AsciiBytes } from '../lang/ascii-bytes.js';
 import { isDirectoryPath } from '../parser/input-files.js';
 import { PreviousText } from './previous-text.js';
@@ -62,6 +62,13 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
   };
   const stateOf = (tx: NftTransaction) => applyTransaction(emptyState(family, KUBE_PROXY_TABLE), tx);
   /**
+   * Whether the previous text is a transaction (kpc's form, which the alignment reads), not a
+   * node's listing or JSON (read whole: the new transaction is not printed for them). Decided
+   * by the file's start; a wrong guess costs time, never a result (the alignment refuses any
+   * other text).
+   */
+  const transactionForm = nftStateForm(previous.head()) === 'transaction';
+  /**
    * The new transaction (the previous state has the table: it never starts with standalone's
    * add+delete of it) printed as compile prints it, chunk by chunk, its operations let go once
    * printed and only what each one does and names kept (at 100,000 Services the transaction
@@ -81,12 +88,12 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
    * text: nothing changed.
    */
   const changedOutput = (options: EmitOptions): { printed: ReturnType<typeof printedOf> } | undefined => {
-    const printed = options.standalone ? undefined : printedOf();
+    const printed = options.standalone || !transactionForm ? undefined : printedOf();
     const same = printed ? previous.matchesBytes(printed.text) : previous.matches(emitNftables(ir, options));
     return same ? undefined : { printed };
   };
   /** The new transaction printed for the alignment (diff/nftables/aligned.ts), unless the previous state was read whole already. */
-  const alignable = (printed: ReturnType<typeof printedOf>) => (before === undefined ? (printed ?? printedOf()) : undefined);
+  const alignable = (printed: ReturnType<typeof printedOf>) => (before === undefined && transactionForm ? (printed ?? printedOf()) : undefined);
   const wholeAfter = (options: EmitOptions) => {
     const tx = buildTransaction(ir, { ...options, standalone: false });
     return { tx, state: stateOf(tx) };

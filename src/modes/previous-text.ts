@@ -131,6 +131,28 @@ export class PreviousText {
     }
   }
 
+  /**
+   * The text's first `n` bytes (fewer when shorter), for a look at its form; '' when the file
+   * cannot be read now (text() then reports why). Bytes past ASCII come as latin1 characters.
+   */
+  head(n = 1 << 16): string {
+    if (this.decoded !== undefined) return this.decoded.slice(0, n);
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch {
+      return '';
+    }
+    try {
+      const buf = Buffer.allocUnsafe(n);
+      return buf.toString('latin1', 0, readFully(fd, buf, n, 0));
+    } catch {
+      return '';
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   /** Whether `pieces`, one after the other, are exactly the file's bytes (false when it cannot be read now). */
   private fileMatches(pieces: Iterable<Uint8Array>): boolean {
     let fd: number;

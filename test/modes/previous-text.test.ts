@@ -79,6 +79,16 @@ describe('PreviousText: an output compared with the previous file', () => {
     expect(previous.matchesBytes(AsciiBytes.of(Buffer.from(text, 'latin1'))!)).toBe(false);
   });
 
+  it('head is the text\'s first bytes, from the file or the text read; empty for a file gone', () => {
+    const file = fileOf('head', text);
+    expect(PreviousText.open(file, '--previous', noStdin).head(100)).toBe(text.slice(0, 100));
+    expect(PreviousText.open(file, '--previous', noStdin).head()).toBe(text.slice(0, 1 << 16));
+    expect(PreviousText.open('-', '--previous', () => Buffer.from('table ip kube-proxy {')).head(5)).toBe('table');
+    const gone = PreviousText.open(fileOf('head-gone', text), '--previous', noStdin);
+    rmSync(join(dir, 'head-gone'));
+    expect(gone.head()).toBe('');
+  });
+
   it('expectedLength is the file\'s size, or the text read', () => {
     expect(PreviousText.open(fileOf('size', text), '--previous', noStdin).expectedLength()).toBe(text.length);
     expect(PreviousText.open('-', '--previous', () => Buffer.from('abc')).expectedLength()).toBe(3);
