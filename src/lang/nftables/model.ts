@@ -113,8 +113,8 @@ export class NftTransaction {
  */
 export function concat(...args: ReadonlyArray<string | number | readonly (string | number)[]>): string {
   // Joined once, into one flat string: `+=` leaves each rule a tree of its words, which a
-  // transaction held whole (--previous, diff: 550,000 rules at 20,000 Services) keeps, ~110 MB
-  // more heap for the collector to mark.
+  // transaction held whole (trace, explain, --full: 550,000 rules at 20,000 Services) keeps,
+  // ~110 MB more heap for the collector to mark.
   const words: string[] = [];
   let nonEmpty = false;
   let needSpace = false;

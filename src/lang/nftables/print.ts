@@ -81,8 +81,9 @@ export function renderOperations(family: NftFamily, table: string, ops: readonly
 /**
  * The transaction's text, one line per operation, each ending in a newline, in chunks of
  * `chunkLines` lines. Small chunks (~30 KB) die young, where a large string is made in the old
- * generation: printing 100,000 Services' 721 MB beside the transaction held whole (`compile
- * --previous`) took 2.9 s of full collections in chunks of 4,096 lines, 2.3 s in chunks of 256.
+ * generation: printing 100,000 Services' 721 MB beside a transaction held whole (as `compile
+ * --previous` once did) took 2.9 s of full collections in chunks of 4,096 lines, 2.3 s in
+ * chunks of 256.
  */
 export function* renderTransaction(tx: NftTransaction, chunkLines = 256): Iterable<string> {
   let chunk: string[] = [];
