@@ -110,6 +110,8 @@ function readPrevious(path: string, option: string, ir: ProxyIR, stdin: StdinRea
     // Only what differs, or both states whole.
     const aligned = alignable(changed.printed);
     const read = aligned && readChangedTransactions(previous.lines(), aligned.text, aligned.ops);
+    // The previous state has the table: nftDelta's answer to one without it (the whole new
+    // transaction, its third argument) is not asked for.
     if (read?.before.exists) return nftDelta(read.before, read.after, new NftTransaction(family, KUBE_PROXY_TABLE), { full: false });
     const after = wholeAfter(options);
     return nftDelta(previousState(), after.state, after.tx, { full: false });
