@@ -30,7 +30,7 @@
  * refusal of kpc's own printed lines, a bug).
  */
 
-import { emptyState, NFT_NAME, readTransaction, sameSetDeclaration, type NftFamily, type NftState, type NftStateView, type StateObjects } from '../../lang/nftables/index.js';
+import { emptyState, NFT_NAME, readTransaction, sameSetDeclaration, type NftState, type NftStateView, type StateObjects } from '../../lang/nftables/index.js';
 import type { Change } from '../sequence.js';
 import { Class, type RecordedOperations } from './named.js';
 import { lineChanges, TextLines, type LineText } from '../text-lines.js';
@@ -263,33 +263,26 @@ function groupPrevious(a: TextLines, changes: readonly Change[] | undefined, hea
   return { groups, opOf, read, changed };
 }
 
-/** The previous text's differing groups read as one text (the table's lines first), or undefined when the reader refuses it. */
-function readDiffering(m: Matched, family: NftFamily, table: string): NftState | undefined {
+/**
+ * One text's lines of the differing groups (and the table's) read as one text, or undefined
+ * when the reader refuses them: line i's group is groups[i], its text line(i). The previous
+ * text's (previousDiffering) and the new one's (newDiffering) are read alike.
+ */
+function readDiffering(m: Matched, groups: Int32Array, line: (i: number) => string): NftState | undefined {
   const kept: string[] = [];
-  for (let i = 0; i < m.groups.length; i++) {
-    const g = m.groups[i]!;
-    if (g === TABLE_GROUP || m.differ.has(g)) kept.push(lineOf(m, i));
+  for (let i = 0; i < groups.length; i++) {
+    const g = groups[i]!;
+    if (g === TABLE_GROUP || m.differ.has(g)) kept.push(line(i));
   }
-  return readLines(kept, family, table);
-}
-
-/** The new text's lines of the differing groups (and the table's) read, or undefined when the reader refuses them. */
-function readNewDiffering(m: Matched): NftState | undefined {
-  const kept: string[] = [];
-  for (let i = 0; i < m.next.count; i++) {
-    const g = m.opGroups[i]!;
-    if (g === TABLE_GROUP || m.differ.has(g)) kept.push(m.printed.bare(i));
-  }
-  return readLines(kept, m.next.family, m.next.table);
-}
-
-function readLines(lines: readonly string[], family: NftFamily, table: string): NftState | undefined {
   try {
-    return readTransaction(lines.join('\n'), family, table);
+    return readTransaction(kept.join('\n'), m.next.family, m.next.table);
   } catch {
     return undefined;
   }
 }
+
+const previousDiffering = (m: Matched) => readDiffering(m, m.groups, (i) => lineOf(m, i));
+const newDiffering = (m: Matched) => readDiffering(m, m.opGroups, (i) => m.printed.bare(i));
 
 /**
  * Only the objects whose groups differ, on both sides (see the file comment), or undefined.
@@ -301,9 +294,9 @@ function readLines(lines: readonly string[], family: NftFamily, table: string): 
 export function readChangedTransactions(previous: LineText, printed: LineText, next: RecordedOperations): { before: NftState; after: NftState } | undefined {
   const m = matchGroups(previous, printed, next, false);
   if (!m) return undefined;
-  const before = readDiffering(m, next.family, next.table);
+  const before = previousDiffering(m);
   if (!before) return undefined;
-  const after = readNewDiffering(m);
+  const after = newDiffering(m);
   if (!after) return undefined;
   for (const [name, s] of after.sets) {
     const prev = before.sets.get(name);
@@ -457,7 +450,7 @@ export interface Beside {
 export function readBeside(previous: LineText, printed: LineText, next: RecordedOperations): Beside | undefined {
   const m = matchGroups(previous, printed, next, true);
   if (!m) return undefined;
-  const differing = readDiffering(m, next.family, next.table);
+  const differing = previousDiffering(m);
   if (!differing) return undefined;
   const after = lazyNewState(m);
   const order = madeOrder(m.ids.names.length, m.groups.length, (i) => {
