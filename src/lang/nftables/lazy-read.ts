@@ -423,13 +423,6 @@ function hasAt(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
   return true;
 }
 
-/** Whether bytes[a..a+length) and bytes[b..b+length) are the same (both within `bytes`). */
-function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
-  if (b + length > bytes.length) return false;
-  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
-  return true;
-}
-
 /** Any line: its kind and object name as parseCommand reads them (undefined: nothing of this table). */
 function slowLine(raw: string, family: string, table: string): { kind: string; name: string; fields: boolean } | undefined {
   const l = raw.trim();
@@ -491,7 +484,7 @@ export function readTransactionLazily(text: TextSource, family: NftFamily, table
         const at = (fast - (fast & 7)) / 8;
         const group = groupOf(kind)!;
         const q = at + lastLength;
-        if (group === lastGroup && q <= end && (lastAt >= 0 ? sameBytes(bytes!, lastAt, at, lastLength) : piece.startsWith(lastName, at)) && endsCleanly(piece, q, end)) {
+        if (group === lastGroup && q <= end && (lastAt >= 0 ? (piece as AsciiBytes).sameRange(lastAt, at, lastLength) : piece.startsWith(lastName, at)) && endsCleanly(piece, q, end)) {
           index.runs[group].extend(base + end);
           if (kind === 'chain' && q < end) index.declared.add(piece.slice(at, q));
           continue;
