@@ -383,46 +383,6 @@ function endsCleanly(text: string | AsciiBytes, q: number, end: number): boolean
 
 const NEWLINE = 10;
 
-/**
- * fastHead over a file's bytes, its words as bytes: the same answer, without a method call
- * or a string per line. No head matches a prefix that is not ASCII (no such byte is in them).
- */
-class HeadBytes {
-  private readonly verbs = (['add ', 'flush ', 'delete '] as const).map(asciiBytes);
-  private readonly kinds = FAST_WORDS.map(asciiBytes);
-
-  private constructor(private readonly prefix: Uint8Array) {}
-
-  /** The heads of lines whose table is `prefix` (`FAMILY TABLE `); undefined: not ASCII. */
-  static of(prefix: string): HeadBytes | undefined {
-    return /^[\x00-\x7f]*$/.test(prefix) ? new HeadBytes(asciiBytes(prefix)) : undefined;
-  }
-
-  /** fastHead(bytes as text, start, prefix). */
-  at(bytes: Uint8Array, start: number): number {
-    const verb = bytes[start];
-    const v = verb === 0x61 ? 0 : verb === 0x66 ? 1 : verb === 0x64 ? 2 : -1;
-    if (v < 0 || !hasAt(bytes, start, this.verbs[v]!)) return -1;
-    let p = start + this.verbs[v]!.length;
-    const kind = FAST_INITIALS.indexOf(bytes[p] ?? -1);
-    if (kind <= 0 || !hasAt(bytes, p, this.kinds[kind]!)) return -1;
-    p += this.kinds[kind]!.length;
-    if (!hasAt(bytes, p, this.prefix)) return -1;
-    return (p + this.prefix.length) * 8 + kind;
-  }
-}
-
-function asciiBytes(s: string): Uint8Array {
-  return Uint8Array.from(s, (c) => c.charCodeAt(0));
-}
-
-/** Whether `bytes` holds `word` at `at`. */
-function hasAt(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
-  if (at + word.length > bytes.length) return false;
-  for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word[i]) return false;
-  return true;
-}
-
 /** Any line: its kind and object name as parseCommand reads them (undefined: nothing of this table). */
 function slowLine(raw: string, family: string, table: string): { kind: string; name: string; fields: boolean } | undefined {
   const l = raw.trim();
@@ -466,10 +426,9 @@ export function readTransactionLazily(text: TextSource, family: NftFamily, table
    * at `base` and ends a line.
    */
   function indexPiece(piece: string | AsciiBytes, base: number, last: boolean): void {
-    // A file's bytes (143 MB at 20,000 Services) are read as bytes, a million lines without a
-    // string or a method call each: only a run's first line costs a lookup.
+    // A file's bytes (143 MB at 20,000 Services): line ends and a run's name are found and
+    // compared where they lie, without a string per line or per run.
     const bytes = piece instanceof AsciiBytes ? piece.bytes : undefined;
-    const head = bytes === undefined ? undefined : HeadBytes.of(prefix);
     // A line's position is the offset where it starts.
     for (let start = 0; last ? start <= piece.length : start < piece.length; ) {
       let end = bytes ? bytes.indexOf(NEWLINE, start) : piece.indexOf('\n', start);
@@ -478,7 +437,7 @@ export function readTransactionLazily(text: TextSource, family: NftFamily, table
       start = end + 1;
       // A line ending in a space or a carriage return: trimmed by the slow path.
       const lastChar = end === lineStart ? 0 : bytes ? bytes[end - 1]! : piece.charCodeAt(end - 1);
-      const fast = lastChar <= 32 ? -1 : head ? head.at(bytes!, lineStart) : fastHead(piece, lineStart, prefix);
+      const fast = lastChar <= 32 ? -1 : fastHead(piece, lineStart, prefix);
       if (fast >= 0) {
         const kind = FAST_KINDS[fast & 7]!;
         const at = (fast - (fast & 7)) / 8;
